@@ -1,0 +1,116 @@
+/**
+ * The session's activities, built by a factory over their dependencies (STYLE.md 10): the workflow proxies
+ * `ReturnType<typeof createActivities>` through a type-only import. Everything here may do I/O.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes, injectSignal, steerSignal } from '../contract';
+import { toBlocks } from '../domain/messages';
+import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
+import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
+import type {
+  DescribeToolsInput,
+  ModelStepInput,
+  ModelStepResult,
+  ToolDescriptor,
+  ToolExecInput,
+  ToolExecResult,
+} from './types';
+
+export interface ActivityDeps {
+  tools: ToolRegistry;
+  /** Providers by ModelSpec.provider name; `scripted` is always available. */
+  providers?: Record<string, ModelProvider>;
+  /** Receives every request the scripted model answers (tests assert on it). */
+  scriptedRecorder?: ScriptedRecorder;
+}
+
+/** Heartbeat interval of long activities; the workflow's heartbeat timeouts are a few times this. */
+export const HEARTBEAT_EVERY_MS = 1000;
+
+export function createActivities(deps: ActivityDeps) {
+  const providers: Record<string, ModelProvider> = {
+    scripted: new ScriptedProvider(deps.scriptedRecorder),
+    ...deps.providers,
+  };
+
+  return {
+    /** One model request. Provider failures arrive as named ApplicationFailures (retryable or not). */
+    async modelStep(input: ModelStepInput): Promise<ModelStepResult> {
+      const provider = providers[input.model.provider];
+      if (!provider) {
+        throw ApplicationFailure.create({
+          type: FailureTypes.ModelRequestInvalid,
+          nonRetryable: true,
+          message: `model provider "${input.model.provider}" is not configured on this worker (configured: ${Object.keys(providers).join(', ')})`,
+        });
+      }
+      return provider.step(input, activityCallContext());
+    },
+
+    /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */
+    async describeTools(input: DescribeToolsInput): Promise<ToolDescriptor[]> {
+      const unknown = input.names.filter((n) => !deps.tools.get(n));
+      if (unknown.length) {
+        throw ApplicationFailure.create({
+          type: FailureTypes.UnknownTool,
+          nonRetryable: true,
+          message: `session names tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${deps.tools.names().join(', ') || 'none'})`,
+        });
+      }
+      return input.names.map((name) => ({ name, exclusive: deps.tools.get(name)?.exclusive === true }));
+    },
+
+    /** One tool call; every tool failure is returned as data for the model to read. */
+    async executeTool(input: ToolExecInput): Promise<ToolExecResult> {
+      const base = activityCallContext();
+      // Messages a tool sends into its own session get ids derived from the call, so a retried activity does not
+      // deliver them twice (the session ignores ids it has seen, rule 4).
+      let sent = 0;
+      const send = (lane: 'inject' | 'steer', m: ToolMessage) =>
+        sendToOwnSession(lane, input.sessionId, { ...m, id: m.id ?? `${input.callId}:${lane}:${sent++}` }, input.callId);
+      const runtime: ToolRuntime = {
+        ...base,
+        sessionId: input.sessionId,
+        callId: input.callId,
+        turn: input.turn,
+        step: input.step,
+        inject: (m) => send('inject', m),
+        steer: (m) => send('steer', m),
+      };
+      return runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
+    },
+  };
+}
+
+export type SessionActivities = ReturnType<typeof createActivities>;
+
+function activityCallContext(): ModelCallContext {
+  const ctx = Context.current();
+  return {
+    signal: ctx.cancellationSignal,
+    heartbeat: (details?: unknown) => ctx.heartbeat(details),
+    sleep: (ms: number) => heartbeatingSleep(ctx, ms),
+  };
+}
+
+/** Sleeps in slices, heartbeating between them, so a cancel is learned within a heartbeat. */
+async function heartbeatingSleep(ctx: Context, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = until - Date.now();
+    if (left <= 0) return;
+    ctx.heartbeat();
+    await ctx.sleep(Math.min(left, HEARTBEAT_EVERY_MS));
+  }
+}
+
+async function sendToOwnSession(lane: 'inject' | 'steer', sessionId: string, m: ToolMessage, callId: string): Promise<void> {
+  const message: { id?: string; content: ToolMessage['content']; source: NonNullable<ToolMessage['source']> } = {
+    content: typeof m.content === 'string' ? m.content : toBlocks(m.content),
+    source: m.source ?? { kind: 'tool', callId },
+  };
+  if (m.id) message.id = m.id;
+  const handle = Context.current().client.workflow.getHandle(sessionId);
+  await handle.signal(lane === 'inject' ? injectSignal : steerSignal, { message });
+}

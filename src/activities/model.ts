@@ -1,0 +1,69 @@
+/**
+ * Model providers behind one interface, and the built-in `scripted` provider (DESIGN.md: the n-th model request
+ * of a session answers with step n; past the end it answers `echo: <latest user text>`). Not deterministic:
+ * runs in activities. The scripted provider records every request it receives so tests can assert what the model
+ * saw.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureTypes } from '../contract';
+import { textOf } from '../domain/messages';
+import type { ModelStepInput, ModelStepResult } from './types';
+
+/** What a provider gets besides the request: cancellation and liveness. */
+export interface ModelCallContext {
+  signal: AbortSignal;
+  heartbeat(details?: unknown): void;
+  /** Sleeps, heartbeating; rejects when the activity is cancelled. */
+  sleep(ms: number): Promise<void>;
+}
+
+export interface ModelProvider {
+  readonly name: string;
+  step(input: ModelStepInput, ctx: ModelCallContext): Promise<ModelStepResult>;
+}
+
+/** Keeps the requests the scripted model received, per session, indexed by request number (retries overwrite). */
+export class ScriptedRecorder {
+  private readonly bySession = new Map<string, ModelStepInput[]>();
+
+  record(input: ModelStepInput): void {
+    const list = this.bySession.get(input.sessionId) ?? [];
+    list[input.requestIndex] = JSON.parse(JSON.stringify(input)) as ModelStepInput;
+    this.bySession.set(input.sessionId, list);
+  }
+
+  /** The requests of one session, in order (R[0], R[1], …). */
+  requests(sessionId: string): ModelStepInput[] {
+    return [...(this.bySession.get(sessionId) ?? [])].filter(Boolean);
+  }
+
+  clear(): void {
+    this.bySession.clear();
+  }
+}
+
+/** The deterministic offline model used by demos and tests. */
+export class ScriptedProvider implements ModelProvider {
+  readonly name = 'scripted';
+
+  constructor(private readonly recorder?: ScriptedRecorder) {}
+
+  async step(input: ModelStepInput, ctx: ModelCallContext): Promise<ModelStepResult> {
+    if (input.model.provider !== 'scripted') throw new Error('scripted provider called with another model');
+    this.recorder?.record(input);
+    const step = input.model.steps[input.requestIndex];
+    if (!step) {
+      const lastUser = [...input.messages].reverse().find((m) => m.role === 'user');
+      return { text: `echo: ${lastUser ? textOf(lastUser.content) : ''}`, toolCalls: [], finish: 'stop' };
+    }
+    if (step.delayMs) await ctx.sleep(step.delayMs);
+    if (step.fail) throw ApplicationFailure.create({ message: step.fail, type: FailureTypes.ScriptedFailure, nonRetryable: true });
+    const toolCalls = (step.toolCalls ?? []).map((c, i) => ({
+      callId: `call_${input.requestIndex}_${i}`,
+      name: c.name,
+      arguments: c.args,
+    }));
+    const finish = step.finish === 'max-tokens' ? 'max-tokens' : toolCalls.length ? 'tool-calls' : 'stop';
+    return { text: step.text ?? '', toolCalls, finish };
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The tool API and the worker-side tool registry. Tools are code on the worker; a session can only select among
+ * registered names. Arguments are validated with the tool's zod schema; every failure of a tool becomes a
+ * `tool/result` error the model can read, never a failed activity. Not deterministic: runs in activities.
+ */
+import { z } from 'zod';
+import type { ErrorInfo } from '../domain/events';
+import { toBlocks, type ContentBlock, type MessageSource } from '../domain/messages';
+import { describeZodIssue } from '../domain/util';
+import { ErrorCodes } from '../contract';
+import type { ContextOutput, ToolExecResult } from './types';
+
+/** A message a tool sends into its own session. */
+export interface ToolMessage {
+  id?: string;
+  content: string | ContentBlock[];
+  source?: MessageSource;
+}
+
+/** What a tool body gets besides its arguments. */
+export interface ToolContext {
+  sessionId: string;
+  callId: string;
+  turn: number;
+  step: number;
+  /** Aborted when the call is cancelled (the activity heartbeats so it learns promptly). */
+  signal: AbortSignal;
+  heartbeat(details?: unknown): void;
+  /** Sleeps, heartbeating; rejects when the call is cancelled. */
+  sleep(ms: number): Promise<void>;
+  /** Context attached to this call's own result: enters the next step after the batch's results (rule 19). */
+  deferContext(content: string | ContentBlock[], source?: MessageSource): void;
+  /** Injects into the tool's own session (non-waking). */
+  inject(message: ToolMessage): Promise<void>;
+  /** Steers the tool's own session. */
+  steer(message: ToolMessage): Promise<void>;
+  /** Ends the turn after this step, unless next-step has work (rule 21). */
+  concludeTurn(): void;
+}
+
+export type ToolReturn =
+  | string
+  | ContentBlock[]
+  | { content: string | ContentBlock[]; additionalContexts?: ToolMessage[]; concludeTurn?: boolean };
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  /** Runs alone, as a barrier between the calls before and after it. */
+  exclusive?: boolean;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolReturn> | ToolReturn;
+}
+
+/** Declares a tool; the JSON schema the model sees is derived from `input`. */
+export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
+  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(def.name)) throw new Error(`tool name "${def.name}": letters, digits and _ . : - only`);
+  return def;
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  constructor(tools: Iterable<ToolDefinition> = []) {
+    for (const t of tools) this.register(t);
+  }
+
+  register(tool: ToolDefinition): this {
+    if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+    this.tools.set(tool.name, tool);
+    return this;
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()].sort();
+  }
+
+  /** JSON schema of a tool's input, as the model sees it. */
+  jsonSchema(name: string): Record<string, unknown> {
+    const tool = this.tools.get(name);
+    if (!tool) throw new Error(`unknown tool ${name}`);
+    return z.toJSONSchema(tool.input) as Record<string, unknown>;
+  }
+}
+
+/** The parts of a tool context the activity supplies. */
+export type ToolRuntime = Omit<ToolContext, 'deferContext' | 'concludeTurn'>;
+
+/** Runs one call of a registered tool and normalizes every outcome to a ToolExecResult. */
+export async function runTool(
+  tool: ToolDefinition | undefined,
+  name: string,
+  args: Record<string, unknown>,
+  runtime: ToolRuntime,
+): Promise<ToolExecResult> {
+  const contexts: ContextOutput[] = [];
+  let concludesTurn = false;
+  const fail = (error: ErrorInfo): ToolExecResult => ({
+    content: [{ type: 'text', text: `error: ${error.message}` }],
+    error,
+    additionalContexts: [],
+    concludesTurn: false,
+  });
+  if (!tool) return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
+  const parsed = tool.input.safeParse(args);
+  if (!parsed.success) {
+    return fail({
+      code: ErrorCodes.ToolInvalidArguments,
+      message: `invalid arguments for ${name}: ${describeZodIssue(parsed.error.issues, 'arguments')}`,
+    });
+  }
+  const ctx: ToolContext = {
+    ...runtime,
+    deferContext(content, source) {
+      const out: ContextOutput = { content: toBlocks(content) };
+      if (source) out.source = source;
+      contexts.push(out);
+    },
+    concludeTurn() {
+      concludesTurn = true;
+    },
+  };
+  try {
+    const returned = await tool.execute(parsed.data, ctx);
+    if (typeof returned === 'string' || Array.isArray(returned)) {
+      return { content: toBlocks(returned), additionalContexts: contexts, concludesTurn };
+    }
+    for (const extra of returned.additionalContexts ?? []) {
+      const out: ContextOutput = { content: toBlocks(extra.content) };
+      if (extra.id) out.id = extra.id;
+      if (extra.source) out.source = extra.source;
+      contexts.push(out);
+    }
+    return {
+      content: toBlocks(returned.content),
+      additionalContexts: contexts,
+      concludesTurn: concludesTurn || returned.concludeTurn === true,
+    };
+  } catch (err) {
+    if (runtime.signal.aborted) throw err; // let cancellation propagate as a cancelled activity
+    const message = err instanceof Error ? err.message : String(err);
+    return fail({ code: ErrorCodes.ToolFailed, message });
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Inputs and outputs of the session's activities: the boundary between the deterministic workflow and the world.
+ * Types only (the workflow imports this file as types). Failures are normalized here into data or into named
+ * ApplicationFailures (contract FailureTypes) so the workflow stores values, not exceptions.
+ */
+import type { ErrorInfo, ToolCallInfo, Usage } from '../domain/events';
+import type { ContentBlock, MessageSource } from '../domain/messages';
+import type { TranscriptEntry } from '../domain/transcript';
+import type { ModelSpec } from '../domain/wire';
+
+/** One model request: what the model sees is exactly the model-visible part of the log (rule 14). */
+export interface ModelStepInput {
+  sessionId: string;
+  turn: number;
+  step: number;
+  /** 0-based index of this request in the whole session. */
+  requestIndex: number;
+  model: ModelSpec;
+  system?: string;
+  /** Tools the model may call (names registered on the worker). */
+  tools: string[];
+  /** The model-visible messages, oldest first. */
+  messages: TranscriptEntry[];
+}
+
+export interface ModelStepResult {
+  text: string;
+  toolCalls: ToolCallInfo[];
+  finish: 'stop' | 'tool-calls' | 'max-tokens';
+  usage?: Usage;
+}
+
+export interface DescribeToolsInput {
+  names: string[];
+}
+export interface ToolDescriptor {
+  name: string;
+  exclusive: boolean;
+}
+
+export interface ToolExecInput {
+  sessionId: string;
+  turn: number;
+  step: number;
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** Context a tool produced for the next step (rule 19); the workflow gives it an id when it has none. */
+export interface ContextOutput {
+  id?: string;
+  content: ContentBlock[];
+  /** Defaults to `{kind:'tool', callId}`. */
+  source?: MessageSource;
+}
+
+export interface ToolExecResult {
+  content: ContentBlock[];
+  error?: ErrorInfo;
+  additionalContexts: ContextOutput[];
+  concludesTurn: boolean;
+}

@@ -1,0 +1,288 @@
+/**
+ * SessionClient: typed access to agent sessions over the wire protocol, for services and the CLI.
+ * Validates every input before sending (errors name the field), assigns message ids so retries stay idempotent,
+ * and maps Temporal errors to small named errors. Does I/O; never imported by workflow code.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Connection,
+} from '@temporalio/client';
+import {
+  cancelSignal,
+  DEFAULT_TASK_QUEUE,
+  deliverUpdate,
+  disposeSignal,
+  eventsQuery,
+  followupSignal,
+  injectSignal,
+  stateQuery,
+  steerSignal,
+  transcriptQuery,
+  WORKFLOW_TYPE,
+  type EventsPage,
+  type TranscriptView,
+} from '../contract';
+import type { SessionEvent } from '../domain/events';
+import { MessageInputSchema, type MessageInput } from '../domain/messages';
+import type { SessionStateView } from '../domain/session';
+import { describeZodIssue } from '../domain/util';
+import {
+  CancelInputSchema,
+  laneInputProblem,
+  SessionConfigSchema,
+  type CancelInput,
+  type DeliveryReceipt,
+  type Lane,
+  type SessionConfig,
+} from '../domain/wire';
+import { DeliveryRejectedError, InvalidInputError, SessionDisposedError, SessionNotFoundError } from './errors';
+import { WatchFold, type WatchItem } from './watch';
+
+export * from './errors';
+export type { WatchItem } from './watch';
+
+export interface SessionClientOptions {
+  connection?: Connection;
+  client?: Client;
+  namespace?: string;
+  taskQueue?: string;
+  /** Workflow type to start (default `agentSession`; tests use variants with pre-step listeners). */
+  workflowType?: string;
+}
+
+/** A message as callers pass it: a string is the content of a message with a fresh id. */
+export type MessageArg = string | MessageInput;
+
+export class SessionClient {
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly workflowType: string;
+
+  constructor(opts: SessionClientOptions) {
+    if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
+    this.client = opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
+    this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
+  }
+
+  // ---- starting ----
+
+  /** Starts a session (no message). Throws if a session with this id is already running. */
+  async start(sessionId: string, config: SessionConfig = {}): Promise<void> {
+    await this.client.workflow.start(this.workflowType, {
+      workflowId: sessionId,
+      taskQueue: this.taskQueue,
+      args: [validConfig(config)],
+    });
+  }
+
+  /** Signal-with-start: starts the session if needed and delivers a message on a lane. Returns the message id. */
+  async startWith(sessionId: string, lane: Lane, message: MessageArg, config: SessionConfig = {}): Promise<string> {
+    const input = validMessage(lane, message);
+    await this.client.workflow.signalWithStart(this.workflowType, {
+      workflowId: sessionId,
+      taskQueue: this.taskQueue,
+      args: [validConfig(config)],
+      signal: laneSignal(lane),
+      signalArgs: [{ message: input }],
+    });
+    return input.id!;
+  }
+
+  /** Update-with-start: starts the session if needed, delivers, and returns the session's receipt. */
+  async deliverWithStart(
+    sessionId: string,
+    lane: Lane,
+    message: MessageArg,
+    config: SessionConfig = {},
+  ): Promise<DeliveryReceipt> {
+    const input = validMessage(lane, message);
+    const startWorkflowOperation = new WithStartWorkflowOperation(this.workflowType, {
+      workflowId: sessionId,
+      taskQueue: this.taskQueue,
+      args: [validConfig(config)],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    try {
+      return await this.client.workflow.executeUpdateWithStart(deliverUpdate, {
+        args: [{ lane, message: input }],
+        startWorkflowOperation,
+      });
+    } catch (err) {
+      throw this.mapError(sessionId, err);
+    }
+  }
+
+  // ---- the three lanes (signals: fire and forget; the id is the correlation key) ----
+
+  followup(sessionId: string, message: MessageArg): Promise<string> {
+    return this.send(sessionId, 'followup', message);
+  }
+  steer(sessionId: string, message: MessageArg): Promise<string> {
+    return this.send(sessionId, 'steer', message);
+  }
+  inject(sessionId: string, message: MessageArg): Promise<string> {
+    return this.send(sessionId, 'inject', message);
+  }
+
+  /** Delivers through the `deliver` update and returns the receipt (duplicate ids report the original). */
+  async deliver(sessionId: string, lane: Lane, message: MessageArg): Promise<DeliveryReceipt> {
+    const input = validMessage(lane, message);
+    try {
+      return await this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] });
+    } catch (err) {
+      throw this.mapError(sessionId, err);
+    }
+  }
+
+  async cancel(sessionId: string, input: CancelInput = {}): Promise<void> {
+    const parsed = CancelInputSchema.safeParse(input);
+    if (!parsed.success) throw invalid(parsed.error.issues, 'cancel');
+    await this.signal(sessionId, () => this.handle(sessionId).signal(cancelSignal, parsed.data));
+  }
+
+  async dispose(sessionId: string): Promise<void> {
+    await this.signal(sessionId, () => this.handle(sessionId).signal(disposeSignal, {}));
+  }
+
+  // ---- reading ----
+
+  /** One page of events with seq > afterSeq, and the seq of the last event in the log. */
+  async events(sessionId: string, afterSeq = -1, limit?: number): Promise<EventsPage> {
+    return this.query(sessionId, () =>
+      this.handle(sessionId).query(eventsQuery, { afterSeq, ...(limit !== undefined ? { limit } : {}) }),
+    );
+  }
+
+  /** Every event after afterSeq, paging until the end of the log. */
+  async allEvents(sessionId: string, afterSeq = -1): Promise<SessionEvent[]> {
+    const out: SessionEvent[] = [];
+    let after = afterSeq;
+    for (;;) {
+      const page = await this.events(sessionId, after);
+      out.push(...page.events);
+      const last = page.events.at(-1);
+      if (!last || last.seq >= page.lastSeq) return out;
+      after = last.seq;
+    }
+  }
+
+  state(sessionId: string): Promise<SessionStateView> {
+    return this.query(sessionId, () => this.handle(sessionId).query(stateQuery));
+  }
+
+  transcript(sessionId: string): Promise<TranscriptView> {
+    return this.query(sessionId, () => this.handle(sessionId).query(transcriptQuery));
+  }
+
+  /**
+   * Follows a session's log: yields every new event after `afterSeq` and the derived inserted / claimed /
+   * discarded notifications. Polls the `events` query; ends when `signal` aborts or the session is disposed.
+   */
+  async *watch(
+    sessionId: string,
+    opts: { afterSeq?: number; pollMs?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<WatchItem> {
+    const afterSeq = opts.afterSeq ?? -1;
+    const pollMs = opts.pollMs ?? 250;
+    const fold = new WatchFold();
+    let seen = -1;
+    while (!opts.signal?.aborted) {
+      const events = await this.allEvents(sessionId, seen);
+      for (const event of events) {
+        seen = event.seq;
+        yield* fold.next(event, event.seq > afterSeq);
+        if (event.type === 'session/disposed') return;
+      }
+      if (events.length === 0) await delay(pollMs, opts.signal);
+    }
+  }
+
+  handle(sessionId: string) {
+    return this.client.workflow.getHandle(sessionId);
+  }
+
+  // ---- internals ----
+
+  private async send(sessionId: string, lane: Lane, message: MessageArg): Promise<string> {
+    const input = validMessage(lane, message);
+    await this.signal(sessionId, () => this.handle(sessionId).signal(laneSignal(lane), { message: input }));
+    return input.id!;
+  }
+
+  private async signal(sessionId: string, send: () => Promise<void>): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      throw await this.explain(sessionId, err);
+    }
+  }
+
+  private async query<T>(sessionId: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw await this.explain(sessionId, err);
+    }
+  }
+
+  /** A not-found error on a session that completed means it was disposed (rule 31). */
+  private async explain(sessionId: string, err: unknown): Promise<unknown> {
+    if (!(err instanceof WorkflowNotFoundError)) return err;
+    try {
+      const description = await this.handle(sessionId).describe();
+      if (description.status.name === 'COMPLETED') return new SessionDisposedError(sessionId);
+      return new SessionNotFoundError(sessionId, `its workflow is ${description.status.name.toLowerCase()}`);
+    } catch {
+      return new SessionNotFoundError(sessionId);
+    }
+  }
+
+  private mapError(sessionId: string, err: unknown): unknown {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const cause = err.cause as { message?: string; type?: string } | undefined;
+      if (cause?.type === 'SessionDisposed' || cause?.message === 'session disposed') return new SessionDisposedError(sessionId);
+      return new DeliveryRejectedError(cause?.message ?? err.message);
+    }
+    if (err instanceof WorkflowNotFoundError) return new SessionNotFoundError(sessionId);
+    return err;
+  }
+}
+
+const LANE_SIGNALS = { followup: followupSignal, steer: steerSignal, inject: injectSignal } as const;
+
+function laneSignal(lane: Lane) {
+  return LANE_SIGNALS[lane];
+}
+
+function invalid(issues: Parameters<typeof describeZodIssue>[0], root: string): InvalidInputError {
+  const text = describeZodIssue(issues, root);
+  return new InvalidInputError(text.split(':')[0] ?? root, `invalid ${root}: ${text}`);
+}
+
+/** Validates a message for a lane and assigns an id when it has none. Throws InvalidInputError. */
+export function validMessage(lane: Lane, message: MessageArg): MessageInput & { id: string } {
+  const raw = typeof message === 'string' ? { content: message } : message;
+  const parsed = MessageInputSchema.safeParse(raw);
+  if (!parsed.success) throw invalid(parsed.error.issues, 'message');
+  const problem = laneInputProblem(lane, parsed.data);
+  if (problem) throw new InvalidInputError('message.source', `invalid message: ${problem}`);
+  return { ...parsed.data, id: parsed.data.id ?? randomUUID() };
+}
+
+function validConfig(config: SessionConfig): SessionConfig {
+  const parsed = SessionConfigSchema.safeParse(config);
+  if (!parsed.success) throw invalid(parsed.error.issues, 'config');
+  return parsed.data;
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}

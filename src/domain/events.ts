@@ -1,0 +1,168 @@
+/**
+ * The session log's core event types (wire, DESIGN.md table) as TypeScript types and zod schemas.
+ * Envelope `{seq, type, time, data}`: seq from 0 without gaps, time in workflow milliseconds. Plugins may add types;
+ * consumers skip types they do not know. Pure.
+ */
+import { z } from 'zod';
+import { ContentBlockSchema, UserMessageSchema, type ContentBlock, type UserMessage } from './messages';
+
+export type InboxTarget = 'next-turn' | 'next-step';
+
+export interface SpliceData {
+  target: InboxTarget;
+  start: number;
+  removedCount?: number;
+  inserted: UserMessage[];
+  outcome?: 'canceled';
+}
+
+export type CancelCause = { kind: 'user' } | { kind: 'hook'; reason: string } | { kind: 'disposed' };
+
+export interface ErrorInfo {
+  message: string;
+  code: string;
+}
+
+/** Why a turn ended (closed union). */
+export type TurnEndReason =
+  | { kind: 'completed' }
+  | { kind: 'aborted'; reason: CancelCause }
+  | { kind: 'blocked'; message?: string }
+  | { kind: 'error'; error: ErrorInfo }
+  | { kind: 'max-tokens' };
+
+export interface ToolCallInfo {
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface AssistantMessage {
+  id: string;
+  role: 'assistant';
+  content: ContentBlock[];
+  toolCalls?: ToolCallInfo[];
+}
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+}
+
+export interface EventDataMap {
+  'agent/inbox/spliced': SpliceData;
+  'turn/start': { turn: number };
+  'turn/end': { turn: number; reason: TurnEndReason };
+  'step/start': { turn: number; step: number };
+  'step/end': { turn: number; step: number };
+  'user/message': { message: UserMessage };
+  'assistant/message': { turn: number; step: number; message: AssistantMessage; usage?: Usage; interrupted?: true };
+  'tool/call': { turn: number; step: number; callId: string; name: string; arguments: Record<string, unknown> };
+  'tool/result': { turn: number; step: number; callId: string; content: ContentBlock[]; error?: ErrorInfo };
+  'session/disposed': Record<string, never>;
+}
+
+export type CoreEventType = keyof EventDataMap;
+
+export type SessionEvent = {
+  [K in CoreEventType]: { seq: number; type: K; time: number; data: EventDataMap[K] };
+}[CoreEventType];
+
+export type EventOf<K extends CoreEventType> = Extract<SessionEvent, { type: K }>;
+
+/** Payload of an event before it gets its envelope. */
+export type EventDraft = { [K in CoreEventType]: { type: K; data: EventDataMap[K] } }[CoreEventType];
+
+export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
+  'agent/inbox/spliced',
+  'turn/start',
+  'turn/end',
+  'step/start',
+  'step/end',
+  'user/message',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'session/disposed',
+];
+
+// ---- zod schemas of every core event (used by clients and tests to validate what a session returns) ----
+
+const ErrorInfoSchema = z.object({ message: z.string(), code: z.string() });
+const CancelCauseSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user') }),
+  z.object({ kind: z.literal('hook'), reason: z.string() }),
+  z.object({ kind: z.literal('disposed') }),
+]);
+export const TurnEndReasonSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('completed') }),
+  z.object({ kind: z.literal('aborted'), reason: CancelCauseSchema }),
+  z.object({ kind: z.literal('blocked'), message: z.string().optional() }),
+  z.object({ kind: z.literal('error'), error: ErrorInfoSchema }),
+  z.object({ kind: z.literal('max-tokens') }),
+]);
+const TurnStep = { turn: z.number().int().min(1), step: z.number().int().min(1) };
+const ToolCallInfoSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+});
+
+export const EventDataSchemas = {
+  'agent/inbox/spliced': z.object({
+    target: z.enum(['next-turn', 'next-step']),
+    start: z.number().int().min(0),
+    removedCount: z.number().int().min(1).optional(),
+    inserted: z.array(UserMessageSchema),
+    outcome: z.literal('canceled').optional(),
+  }),
+  'turn/start': z.object({ turn: z.number().int().min(1) }),
+  'turn/end': z.object({ turn: z.number().int().min(1), reason: TurnEndReasonSchema }),
+  'step/start': z.object(TurnStep),
+  'step/end': z.object(TurnStep),
+  'user/message': z.object({ message: UserMessageSchema }),
+  'assistant/message': z.object({
+    ...TurnStep,
+    message: z.object({
+      id: z.string(),
+      role: z.literal('assistant'),
+      content: z.array(ContentBlockSchema),
+      toolCalls: z.array(ToolCallInfoSchema).optional(),
+    }),
+    usage: z
+      .object({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), totalTokens: z.number().optional() })
+      .optional(),
+    interrupted: z.literal(true).optional(),
+  }),
+  'tool/call': z.object({ ...TurnStep, callId: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }),
+  'tool/result': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    content: z.array(ContentBlockSchema),
+    error: ErrorInfoSchema.optional(),
+  }),
+  'session/disposed': z.object({}),
+} satisfies Record<CoreEventType, z.ZodType>;
+
+export const EventEnvelopeSchema = z.object({
+  seq: z.number().int().min(0),
+  type: z.string().min(1),
+  time: z.number(),
+  data: z.unknown(),
+});
+
+/** Whether an event type is one of ours (consumers skip the others). */
+export function isCoreEventType(type: string): type is CoreEventType {
+  return (CORE_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+/** Validates one event: envelope always, data when the type is a core type. Returns a problem or undefined. */
+export function eventProblem(event: unknown): string | undefined {
+  const envelope = EventEnvelopeSchema.safeParse(event);
+  if (!envelope.success) return `envelope: ${envelope.error.issues[0]?.message}`;
+  const { type, data } = envelope.data;
+  if (!isCoreEventType(type)) return undefined;
+  const parsed = EventDataSchemas[type].safeParse(data);
+  return parsed.success ? undefined : `${type} data: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`;
+}

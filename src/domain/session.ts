@@ -1,0 +1,360 @@
+/**
+ * SessionCore: the session's state machine over the log. Every state change goes through here and is appended as
+ * one event; the workflow only decides *when* (it awaits activities and signals), never *what* is written.
+ * Pure and deterministic: time and ids come from injected functions; the state is a plain serializable snapshot.
+ *
+ * Waking (rules 7, 8, 15, 16, 22, 23): a turn starts when the session is idle, not suspended, and has waking work —
+ * a follow-up in `next-turn` or a steer in `next-step`. Injected context alone never wakes it. A turn that ends
+ * blocked, in error or aborted suspends the session: the work still pending waits for the next waking message.
+ */
+import type {
+  AssistantMessage,
+  CancelCause,
+  ErrorInfo,
+  EventDataMap,
+  EventDraft,
+  InboxTarget,
+  SessionEvent,
+  SpliceData,
+  ToolCallInfo,
+  TurnEndReason,
+  Usage,
+} from './events';
+import { applySplice, cancelSplice, claimSplice, EMPTY_INBOX, insertSplice, type Inbox } from './inbox';
+import type { ContentBlock, UserMessage } from './messages';
+import { emptyTranscript, projectEvent, type TranscriptState } from './transcript';
+import { LANE_RULES, type DeliveryReceipt, type Lane } from './wire';
+
+/** How many accepted message ids are remembered for idempotency (rule 4); carried across continue-as-new. */
+export const RECENT_ID_WINDOW = 4096;
+
+export type SessionStatus = 'idle' | 'running' | 'disposed';
+
+/** Serializable state of a session (everything but the log itself). */
+export interface SessionSnapshot {
+  nextSeq: number;
+  turn: number;
+  step: number;
+  turnOpen: boolean;
+  stepOpen: boolean;
+  inbox: Inbox;
+  /** Ids of pending `next-step` messages that came by `steer` (they wake; injected ones do not). */
+  wakingIds: string[];
+  suspended: boolean;
+  /** Accepted ids, oldest first, with the lane that accepted them. */
+  recent: [string, Lane][];
+  refused: number;
+  lastRefusal?: string;
+  /** Set while a cancel of the running turn is in progress (first cause wins). */
+  canceling?: CancelCause;
+  disposed: boolean;
+  /** Model requests made so far in the whole session (the scripted model answers the n-th with step n). */
+  modelRequests: number;
+}
+
+export function initialSnapshot(): SessionSnapshot {
+  return {
+    nextSeq: 0,
+    turn: 0,
+    step: 0,
+    turnOpen: false,
+    stepOpen: false,
+    inbox: EMPTY_INBOX,
+    wakingIds: [],
+    suspended: false,
+    recent: [],
+    refused: 0,
+    disposed: false,
+    modelRequests: 0,
+  };
+}
+
+/** The `state` query result (wire). */
+export interface SessionStateView {
+  status: SessionStatus;
+  turn: number;
+  step: number;
+  pending: { nextTurn: string[]; nextStep: string[] };
+  refused: number;
+  lastRefusal?: string;
+}
+
+export type AcceptResult = { receipt: DeliveryReceipt; accepted: boolean };
+
+export class SessionStateError extends Error {
+  override name = 'SessionStateError';
+}
+
+export interface SessionCoreDeps {
+  /** Workflow time in ms. */
+  now(): number;
+  /** Called with every appended event, after the core's own state has changed. */
+  onEvent?(event: SessionEvent): void;
+}
+
+export class SessionCore {
+  readonly log: SessionEvent[] = [];
+  readonly transcript: TranscriptState;
+  private readonly s: SessionSnapshot;
+  private readonly recentLanes: Map<string, Lane>;
+
+  constructor(
+    private readonly deps: SessionCoreDeps,
+    snapshot: SessionSnapshot = initialSnapshot(),
+    transcript: TranscriptState = emptyTranscript(),
+  ) {
+    this.s = structuredCloneJson(snapshot);
+    this.recentLanes = new Map(this.s.recent);
+    this.transcript = transcript;
+  }
+
+  // ---- reading ----
+
+  get snapshot(): SessionSnapshot {
+    return { ...structuredCloneJson(this.s), recent: [...this.recentLanes] };
+  }
+  get inbox(): Inbox {
+    return this.s.inbox;
+  }
+  get turn(): number {
+    return this.s.turn;
+  }
+  get step(): number {
+    return this.s.step;
+  }
+  get turnOpen(): boolean {
+    return this.s.turnOpen;
+  }
+  get stepOpen(): boolean {
+    return this.s.stepOpen;
+  }
+  get disposed(): boolean {
+    return this.s.disposed;
+  }
+  get canceling(): CancelCause | undefined {
+    return this.s.canceling;
+  }
+  get lastSeq(): number {
+    return this.s.nextSeq - 1;
+  }
+  get modelRequests(): number {
+    return this.s.modelRequests;
+  }
+
+  status(): SessionStatus {
+    if (this.s.disposed) return 'disposed';
+    return this.s.turnOpen ? 'running' : 'idle';
+  }
+
+  stateView(): SessionStateView {
+    const view: SessionStateView = {
+      status: this.status(),
+      turn: this.s.turn,
+      step: this.s.step,
+      pending: { nextTurn: this.s.inbox.nextTurn.map((m) => m.id), nextStep: this.s.inbox.nextStep.map((m) => m.id) },
+      refused: this.s.refused,
+    };
+    if (this.s.lastRefusal !== undefined) view.lastRefusal = this.s.lastRefusal;
+    return view;
+  }
+
+  /** Whether an idle session has waking work and may open a turn now. */
+  hasWakingWork(): boolean {
+    if (this.s.turnOpen || this.s.disposed || this.s.suspended) return false;
+    return this.s.inbox.nextTurn.length > 0 || this.s.wakingIds.length > 0;
+  }
+
+  /** The receipt of an already accepted id, if it is within the recent window. */
+  receiptOf(id: string): DeliveryReceipt | undefined {
+    const lane = this.recentLanes.get(id);
+    return lane ? { messageId: id, lane, duplicate: true } : undefined;
+  }
+
+  // ---- delivery (rules 1–9, 30) ----
+
+  /**
+   * Accepts a validated, identified message on a lane: one insertion splice, or nothing for a duplicate id.
+   * A waking message accepted while a cancel is closing the turn goes to `next-turn` (rule 30).
+   */
+  accept(lane: Lane, message: UserMessage): AcceptResult {
+    const duplicate = this.receiptOf(message.id);
+    if (duplicate) return { receipt: duplicate, accepted: false };
+    if (this.s.disposed) throw new SessionStateError('session disposed');
+    const rule = LANE_RULES[lane];
+    const target: InboxTarget = rule.wakes && this.s.canceling && this.s.turnOpen ? 'next-turn' : rule.target;
+    this.splice(insertSplice(this.s.inbox, target, message));
+    if (rule.wakes) {
+      this.s.suspended = false;
+      if (target === 'next-step') this.s.wakingIds.push(message.id);
+    }
+    this.remember(message.id, lane);
+    return { receipt: { messageId: message.id, lane, duplicate: false }, accepted: true };
+  }
+
+  /** Counts a refused signal payload (rule 5): no event, no other state change. */
+  refuse(reason: string): void {
+    this.s.refused += 1;
+    this.s.lastRefusal = reason.slice(0, 1000);
+  }
+
+  // ---- turns and claims (rules 8, 10, 11) ----
+
+  openTurn(): number {
+    if (this.s.turnOpen) throw new SessionStateError(`turn ${this.s.turn} is still open`);
+    if (this.s.disposed) throw new SessionStateError('session disposed');
+    this.s.turn += 1;
+    this.s.step = 0;
+    this.s.turnOpen = true;
+    this.s.canceling = undefined;
+    this.append({ type: 'turn/start', data: { turn: this.s.turn } });
+    return this.s.turn;
+  }
+
+  /**
+   * Claims the batch for the coming pre-step: all of `next-step`, then at a turn boundary exactly one `next-turn`
+   * item. Pure deletions, `next-step` first (rule 10).
+   */
+  claim(boundary: 'turn' | 'step'): UserMessage[] {
+    this.requireTurn('claim');
+    const batch: UserMessage[] = [...this.s.inbox.nextStep];
+    const stepClaim = claimSplice(this.s.inbox, 'next-step', this.s.inbox.nextStep.length);
+    if (stepClaim) this.splice(stepClaim);
+    this.s.wakingIds = [];
+    if (boundary === 'turn') {
+      const first = this.s.inbox.nextTurn[0];
+      const turnClaim = claimSplice(this.s.inbox, 'next-turn', 1);
+      if (first && turnClaim) {
+        batch.push(first);
+        this.splice(turnClaim);
+      }
+    }
+    return batch;
+  }
+
+  // ---- steps (rules 14, 18, 19) ----
+
+  /** Opens the next step and enters its messages, in order (rule 14). */
+  startStep(messages: readonly UserMessage[]): number {
+    this.requireTurn('step/start');
+    if (this.s.stepOpen) throw new SessionStateError(`step ${this.s.turn}.${this.s.step} is still open`);
+    this.s.step += 1;
+    this.s.stepOpen = true;
+    this.append({ type: 'step/start', data: { turn: this.s.turn, step: this.s.step } });
+    for (const message of messages) this.append({ type: 'user/message', data: { message } });
+    return this.s.step;
+  }
+
+  /** Counts one model request and returns its 0-based index in the session. */
+  nextModelRequest(): number {
+    this.s.modelRequests += 1;
+    return this.s.modelRequests - 1;
+  }
+
+  assistant(message: AssistantMessage, extra: { usage?: Usage; interrupted?: boolean } = {}): void {
+    this.requireStep('assistant/message');
+    const data: EventDataMap['assistant/message'] = { turn: this.s.turn, step: this.s.step, message };
+    if (extra.usage) data.usage = extra.usage;
+    if (extra.interrupted) data.interrupted = true;
+    this.append({ type: 'assistant/message', data });
+  }
+
+  toolCall(call: ToolCallInfo): void {
+    this.requireStep('tool/call');
+    this.append({ type: 'tool/call', data: { turn: this.s.turn, step: this.s.step, ...call } });
+  }
+
+  toolResult(callId: string, content: ContentBlock[], error?: ErrorInfo): void {
+    this.requireStep('tool/result');
+    const data: EventDataMap['tool/result'] = { turn: this.s.turn, step: this.s.step, callId, content };
+    if (error) data.error = error;
+    this.append({ type: 'tool/result', data });
+  }
+
+  /** Inserts a producer's context at the end of `next-step` (tool additionalContexts, rule 19). Non-waking. */
+  insertContext(message: UserMessage): boolean {
+    if (this.receiptOf(message.id)) return false;
+    this.splice(insertSplice(this.s.inbox, 'next-step', message));
+    this.remember(message.id, 'inject');
+    return true;
+  }
+
+  endStep(): void {
+    this.requireStep('step/end');
+    this.s.stepOpen = false;
+    this.append({ type: 'step/end', data: { turn: this.s.turn, step: this.s.step } });
+  }
+
+  /** Closes the open turn (rule 24). A turn that did not complete suspends waking until new waking work arrives. */
+  endTurn(reason: TurnEndReason): void {
+    this.requireTurn('turn/end');
+    if (this.s.stepOpen) this.endStep();
+    this.s.turnOpen = false;
+    if (reason.kind === 'blocked' || reason.kind === 'error') this.s.suspended = true;
+    this.s.canceling = undefined;
+    this.append({ type: 'turn/end', data: { turn: this.s.turn, reason } });
+  }
+
+  // ---- cancel and dispose (rules 27–31) ----
+
+  /**
+   * Starts a cancel: discards pending items unless keepInbox (next-step first, then next-turn), marks the running
+   * turn as canceling with the first cause, and suspends waking for work pending now. Returns whether a turn is
+   * running (the caller cancels it).
+   */
+  cancel(cause: CancelCause, keepInbox: boolean): boolean {
+    if (!keepInbox) {
+      for (const target of ['next-step', 'next-turn'] as const) {
+        const splice = cancelSplice(this.s.inbox, target);
+        if (splice) this.splice(splice);
+      }
+      this.s.wakingIds = [];
+    }
+    if (!this.s.turnOpen) return false;
+    this.s.canceling ??= cause;
+    this.s.suspended = true;
+    return true;
+  }
+
+  dispose(): void {
+    if (this.s.turnOpen) throw new SessionStateError('dispose while a turn is open');
+    if (this.s.disposed) return;
+    this.s.disposed = true;
+    this.append({ type: 'session/disposed', data: {} });
+  }
+
+  // ---- internals ----
+
+  private splice(splice: SpliceData): void {
+    this.s.inbox = applySplice(this.s.inbox, splice);
+    this.append({ type: 'agent/inbox/spliced', data: splice });
+  }
+
+  private remember(id: string, lane: Lane): void {
+    this.recentLanes.set(id, lane);
+    while (this.recentLanes.size > RECENT_ID_WINDOW) {
+      const oldest = this.recentLanes.keys().next().value as string;
+      this.recentLanes.delete(oldest);
+    }
+  }
+
+  private append(draft: EventDraft): void {
+    const event = { seq: this.s.nextSeq, time: this.deps.now(), ...draft } as SessionEvent;
+    this.s.nextSeq += 1;
+    this.log.push(event);
+    projectEvent(this.transcript, event);
+    this.deps.onEvent?.(event);
+  }
+
+  private requireTurn(what: string): void {
+    if (!this.s.turnOpen) throw new SessionStateError(`${what} outside a turn`);
+  }
+
+  private requireStep(what: string): void {
+    this.requireTurn(what);
+    if (!this.s.stepOpen) throw new SessionStateError(`${what} outside a step (turn ${this.s.turn})`);
+  }
+}
+
+function structuredCloneJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

@@ -1,0 +1,287 @@
+/**
+ * The agentSession workflow: a thin entity workflow over SessionCore (STYLE.md 9). It registers the wire handlers,
+ * waits for waking work with `condition`, and runs turns: claim → pre-step waterfall → step (model activity, tool
+ * activities) → next boundary. Deterministic: runs in the workflow sandbox; time and ids come from the workflow API.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  log,
+  setHandler,
+  uuid4,
+  workflowInfo,
+  allHandlersFinished,
+} from '@temporalio/workflow';
+import type { ToolDescriptor } from '../activities/types';
+import {
+  cancelSignal,
+  deliverUpdate,
+  disposeSignal,
+  ErrorCodes,
+  eventsQuery,
+  FailureTypes,
+  followupSignal,
+  injectSignal,
+  stateQuery,
+  steerSignal,
+  transcriptQuery,
+  type EventsPage,
+} from '../contract';
+import type { TurnEndReason } from '../domain/events';
+import { afterPreStep, afterStep } from '../domain/loop';
+import { makeUserMessage, USER_SOURCE } from '../domain/messages';
+import { SessionCore, type SessionSnapshot } from '../domain/session';
+import { emptyTranscript, type TranscriptState } from '../domain/transcript';
+import { describeZodIssue } from '../domain/util';
+import {
+  CancelInputSchema,
+  DEFAULT_EVENTS_LIMIT,
+  DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+  DeliverInputSchema,
+  EventsQuerySchema,
+  LaneSignalSchema,
+  laneInputProblem,
+  SessionConfigSchema,
+  type DeliveryReceipt,
+  type Lane,
+  type ModelSpec,
+  type SessionConfig,
+} from '../domain/wire';
+import { modelActivities, setupActivities } from './activities';
+import { errorInfo } from './errors';
+import { runPreStep, type PreStepListener } from './preStep';
+import { runToolBatch } from './toolBatch';
+
+export interface AgentSessionOptions {
+  /** Pre-step listeners, outermost first. */
+  preStep?: PreStepListener[];
+}
+
+/** What a run hands to the next one across continue-as-new. */
+export interface CarriedSession {
+  snapshot: SessionSnapshot;
+  transcript: TranscriptState;
+}
+
+const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
+
+/** Builds an agentSession workflow function with the given workflow-side extensions. */
+export function defineAgentSession(options: AgentSessionOptions = {}) {
+  return async function agentSession(rawConfig: SessionConfig = {}, carried?: CarriedSession): Promise<void> {
+    const parsed = SessionConfigSchema.safeParse(rawConfig ?? {});
+    if (!parsed.success) {
+      throw ApplicationFailure.create({
+        type: FailureTypes.InvalidPayload,
+        nonRetryable: true,
+        message: `invalid session config: ${describeZodIssue(parsed.error.issues, 'config')}`,
+      });
+    }
+    await new SessionWorkflow(parsed.data, options, carried).run();
+  };
+}
+
+class SessionWorkflow {
+  private readonly core: SessionCore;
+  private readonly sessionId = workflowInfo().workflowId;
+  private disposeRequested = false;
+  private tools: Map<string, ToolDescriptor> | undefined;
+
+  constructor(
+    private readonly config: SessionConfig,
+    private readonly options: AgentSessionOptions,
+    carried?: CarriedSession,
+  ) {
+    this.core = new SessionCore({ now: () => Date.now() }, carried?.snapshot, carried?.transcript ?? emptyTranscript());
+    this.registerHandlers();
+  }
+
+  async run(): Promise<void> {
+    for (;;) {
+      await condition(() => this.core.hasWakingWork() || this.disposeRequested);
+      if (this.disposeRequested) break;
+      await this.runTurn();
+    }
+    this.core.dispose();
+    await condition(allHandlersFinished);
+  }
+
+  // ---- handlers (each delegates in a line or two) ----
+
+  private registerHandlers(): void {
+    setHandler(followupSignal, (raw: unknown) => this.onLaneSignal('followup', raw));
+    setHandler(steerSignal, (raw: unknown) => this.onLaneSignal('steer', raw));
+    setHandler(injectSignal, (raw: unknown) => this.onLaneSignal('inject', raw));
+    setHandler(deliverUpdate, (raw) => this.deliver(raw), { validator: (raw: unknown) => this.validateDeliver(raw) });
+    setHandler(cancelSignal, (raw: unknown) => this.onCancel(raw));
+    setHandler(disposeSignal, () => {
+      this.disposeRequested = true;
+    });
+    setHandler(eventsQuery, (raw) => this.events(raw));
+    setHandler(stateQuery, () => this.core.stateView());
+    setHandler(transcriptQuery, () => ({
+      ...(this.config.system !== undefined ? { system: this.config.system } : {}),
+      messages: this.core.transcript.entries,
+    }));
+  }
+
+  /** A signal cannot reject: bad input is counted and logged, never thrown (rule 5). */
+  private onLaneSignal(lane: Lane, raw: unknown): void {
+    const parsed = LaneSignalSchema.safeParse(raw);
+    const problem = parsed.success
+      ? laneInputProblem(lane, parsed.data.message)
+      : describeZodIssue(parsed.error.issues, 'payload');
+    if (problem || !parsed.success) return this.refuse(lane, problem ?? 'invalid payload');
+    if (this.disposeRequested || this.core.disposed) return this.refuse(lane, 'session disposed');
+    const source = parsed.data.message.source ?? USER_SOURCE;
+    this.core.accept(lane, makeUserMessage(parsed.data.message, source, uuid4));
+  }
+
+  private refuse(lane: string, reason: string): void {
+    this.core.refuse(`${lane}: ${reason}`);
+    log.warn('refused a signal payload', { lane, reason });
+  }
+
+  private validateDeliver(raw: unknown): void {
+    const parsed = DeliverInputSchema.safeParse(raw);
+    if (!parsed.success) throw new Error(`invalid deliver payload: ${describeZodIssue(parsed.error.issues, 'payload')}`);
+    const problem = laneInputProblem(parsed.data.lane, parsed.data.message);
+    if (problem) throw new Error(`invalid deliver payload: ${problem}`);
+    if (this.disposeRequested || this.core.disposed) throw new Error('session disposed');
+  }
+
+  private deliver(raw: unknown): DeliveryReceipt {
+    const input = DeliverInputSchema.parse(raw);
+    if (this.disposeRequested || this.core.disposed) {
+      throw ApplicationFailure.create({ type: FailureTypes.SessionDisposed, message: 'session disposed', nonRetryable: true });
+    }
+    const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, uuid4);
+    return this.core.accept(input.lane, message).receipt;
+  }
+
+  private onCancel(raw: unknown): void {
+    const parsed = CancelInputSchema.safeParse(raw ?? {});
+    if (!parsed.success) return this.refuse('cancel', describeZodIssue(parsed.error.issues, 'payload'));
+    // Until cancellation of a running turn lands (semantics F), cancel discards pending work only.
+    this.core.cancel(parsed.data.cause ?? { kind: 'user' }, parsed.data.keepInbox === true);
+  }
+
+  private events(raw: unknown): EventsPage {
+    const parsed = EventsQuerySchema.safeParse(raw ?? {});
+    if (!parsed.success) throw new Error(`invalid events query: ${describeZodIssue(parsed.error.issues, 'query')}`);
+    const afterSeq = parsed.data.afterSeq ?? -1;
+    const limit = parsed.data.limit ?? DEFAULT_EVENTS_LIMIT;
+    const log = this.core.log;
+    const first = log.length ? log[0]!.seq : 0;
+    const from = Math.max(0, afterSeq + 1 - first);
+    return { events: log.slice(from, from + limit), lastSeq: this.core.lastSeq };
+  }
+
+  // ---- the turn loop ----
+
+  private async runTurn(): Promise<void> {
+    const core = this.core;
+    const turn = core.openTurn();
+    let boundary: 'turn' | 'step' = 'turn';
+    let toolsOweRequest = false;
+    try {
+      for (;;) {
+        const batch = core.claim(boundary);
+        boundary = 'step';
+        let decision;
+        try {
+          decision = await runPreStep(this.options.preStep ?? [], {
+            sessionId: this.sessionId,
+            turn,
+            step: core.step + 1,
+            batch,
+            config: this.config,
+          });
+        } catch (err) {
+          return core.endTurn({ kind: 'error', error: errorInfo(err, ErrorCodes.PreStepFailed) });
+        }
+        const next = afterPreStep(decision, toolsOweRequest);
+        if (next.kind === 'end') return core.endTurn(next.reason);
+        const tools = await this.resolveTools();
+        if (tools.kind === 'error') return core.endTurn({ kind: 'error', error: tools.error });
+        core.startStep(next.messages);
+        const outcome = await this.runStep(tools.allowed);
+        if (outcome.kind === 'end') return core.endTurn(outcome.reason);
+        core.endStep();
+        const after = afterStep({ ...outcome, nextStepPending: core.inbox.nextStep.length > 0 });
+        if (after.kind === 'end') return core.endTurn(after.reason);
+        toolsOweRequest = outcome.toolsOweRequest;
+      }
+    } catch (err) {
+      // A bug or an unexpected failure inside the loop still closes the turn; the session lives on (rule 26).
+      log.error('turn failed', { turn, error: String(err) });
+      if (core.turnOpen) core.endTurn({ kind: 'error', error: errorInfo(err, ErrorCodes.Internal) });
+    }
+  }
+
+  /** One step after its messages entered: the model request, then its tool calls. */
+  private async runStep(allowed: ReadonlyMap<string, ToolDescriptor>): Promise<
+    | { kind: 'done'; toolsOweRequest: boolean; concluded: boolean; maxTokens: boolean }
+    | { kind: 'end'; reason: TurnEndReason }
+  > {
+    const core = this.core;
+    const requestIndex = core.nextModelRequest();
+    let result;
+    try {
+      result = await modelActivities.modelStep({
+        sessionId: this.sessionId,
+        turn: core.turn,
+        step: core.step,
+        requestIndex,
+        model: this.config.model ?? DEFAULT_MODEL,
+        ...(this.config.system !== undefined ? { system: this.config.system } : {}),
+        tools: [...allowed.keys()],
+        messages: this.modelVisibleMessages(),
+      });
+    } catch (err) {
+      return { kind: 'end', reason: { kind: 'error', error: errorInfo(err, ErrorCodes.ModelFailed) } };
+    }
+    core.assistant(
+      {
+        id: uuid4(),
+        role: 'assistant',
+        content: result.text ? [{ type: 'text', text: result.text }] : [],
+        ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+      },
+      result.usage ? { usage: result.usage } : {},
+    );
+    if (result.toolCalls.length === 0) {
+      return { kind: 'done', toolsOweRequest: false, concluded: false, maxTokens: result.finish === 'max-tokens' };
+    }
+    const batch = await runToolBatch(result.toolCalls, {
+      sessionId: this.sessionId,
+      core,
+      allowed,
+      maxParallel: this.config.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    });
+    return { kind: 'done', toolsOweRequest: true, concluded: batch.concluded, maxTokens: result.finish === 'max-tokens' };
+  }
+
+  /**
+   * The messages the model request carries: exactly the model-visible part of the log (rule 14). This is the one
+   * place that decides how the transcript reaches the model activity.
+   */
+  private modelVisibleMessages() {
+    return this.core.transcript.entries;
+  }
+
+  /** Resolves the session's tool names against the worker once per run (an unknown name ends the turn in error). */
+  private async resolveTools(): Promise<
+    { kind: 'ok'; allowed: Map<string, ToolDescriptor> } | { kind: 'error'; error: { message: string; code: string } }
+  > {
+    if (this.tools) return { kind: 'ok', allowed: this.tools };
+    const names = this.config.tools ?? [];
+    if (names.length === 0) return { kind: 'ok', allowed: (this.tools = new Map()) };
+    try {
+      const described = await setupActivities.describeTools({ names });
+      this.tools = new Map(described.map((t) => [t.name, t]));
+      return { kind: 'ok', allowed: this.tools };
+    } catch (err) {
+      return { kind: 'error', error: errorInfo(err, ErrorCodes.UnknownTool) };
+    }
+  }
+}

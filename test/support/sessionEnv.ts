@@ -1,0 +1,114 @@
+/**
+ * Test support: a time-skipping (or dev) Temporal server, one worker on a fresh task queue with the testing
+ * toolset and a scripted-model recorder, and helpers that wait on queries (never on sleeps).
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { ScriptedRecorder } from '../../src/activities/model';
+import { SessionClient } from '../../src/client';
+import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
+import type { SessionEvent } from '../../src/domain/events';
+import { assertLogValid } from '../../src/domain/invariants';
+import { spliceShape } from '../../src/domain/inbox';
+import { textOf } from '../../src/domain/messages';
+import { testingTools } from '../../src/testing/tools';
+import { createSessionWorker } from '../../src/worker';
+
+export interface SessionTestEnv {
+  env: TestWorkflowEnvironment;
+  worker: Worker;
+  taskQueue: string;
+  recorder: ScriptedRecorder;
+  /** A client for sessions of the given workflow type (default agentSession). */
+  sessions(workflowType?: string): SessionClient;
+  teardown(): Promise<void>;
+}
+
+export async function startSessionTestEnv(kind: 'time-skipping' | 'dev' = 'time-skipping'): Promise<SessionTestEnv> {
+  const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
+  const recorder = new ScriptedRecorder();
+  const taskQueue = `test-${randomUUID()}`;
+  const worker = await createSessionWorker({
+    connection: env.nativeConnection,
+    taskQueue,
+    tools: testingTools,
+    scriptedRecorder: recorder,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  const running = worker.run();
+  return {
+    env,
+    worker,
+    taskQueue,
+    recorder,
+    sessions: (workflowType) => new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
+    async teardown() {
+      worker.shutdown();
+      await running;
+      await env.teardown();
+    },
+  };
+}
+
+/** Polls `read` until `done` holds (bounded by attempts, not wall-clock assertions). */
+export async function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, attempts = 400): Promise<T> {
+  let last: T | undefined;
+  for (let i = 0; i < attempts; i++) {
+    last = await read();
+    if (done(last)) return last;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)?.slice(0, 2000)}`);
+}
+
+/** Waits until the session is idle with at least `minTurns` turns closed, then returns its (validated) log. */
+export async function settle(client: SessionClient, id: string, minTurns = 1): Promise<SessionEvent[]> {
+  await waitUntil(
+    () => client.allEvents(id),
+    (events) => events.filter((e) => e.type === 'turn/end').length >= minTurns,
+    `${minTurns} turn(s) of ${id} to end`,
+  );
+  await waitUntil(() => client.state(id), (s) => s.status !== 'running', `${id} to go idle`);
+  const events = await client.allEvents(id);
+  assertLogValid(events);
+  return events;
+}
+
+/** One readable line per event, for exact sequence assertions. Messages are labelled by their text. */
+export function summarize(events: readonly SessionEvent[]): string[] {
+  return events.map((e) => {
+    switch (e.type) {
+      case 'agent/inbox/spliced': {
+        const shape = spliceShape(e.data);
+        const what = shape === 'insert' ? e.data.inserted.map((m) => textOf(m.content)).join(',') : String(e.data.removedCount);
+        return `${shape} ${e.data.target} ${what}`;
+      }
+      case 'turn/start':
+        return `turn/start ${e.data.turn}`;
+      case 'turn/end':
+        return `turn/end ${e.data.turn} ${e.data.reason.kind}`;
+      case 'step/start':
+      case 'step/end':
+        return `${e.type} ${e.data.turn}.${e.data.step}`;
+      case 'user/message':
+        return `user/message ${textOf(e.data.message.content)}`;
+      case 'assistant/message':
+        return `assistant/message ${textOf(e.data.message.content)}${e.data.message.toolCalls ? ` +${e.data.message.toolCalls.length} calls` : ''}`;
+      case 'tool/call':
+        return `tool/call ${e.data.name} ${e.data.callId}`;
+      case 'tool/result':
+        return `tool/result ${e.data.callId}${e.data.error ? ` error ${e.data.error.code}` : ''}`;
+      case 'session/disposed':
+        return 'session/disposed';
+    }
+  });
+}
+
+/** Texts of the user-role messages of a recorded model request. */
+export function userTexts(request: { messages: readonly { role: string; content: readonly { text: string }[] }[] }): string[] {
+  return request.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content));
+}
+
+export const newId = (prefix = 's') => `${prefix}-${randomUUID()}`;
