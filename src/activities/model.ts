@@ -56,7 +56,17 @@ export class ScriptedProvider implements ModelProvider {
       const lastUser = [...input.messages].reverse().find((m) => m.role === 'user');
       return { text: `echo: ${lastUser ? textOf(lastUser.content) : ''}`, toolCalls: [], finish: 'stop' };
     }
-    if (step.delayMs) await ctx.sleep(step.delayMs);
+    // The script's text is visible as soon as the call starts; delayMs is how long the response takes to finish.
+    // A cancel during the delay returns the visible text as an interrupted answer (rule 29).
+    if (step.text) ctx.heartbeat({ partialText: step.text });
+    if (step.delayMs) {
+      try {
+        await ctx.sleep(step.delayMs);
+      } catch (err) {
+        if (!ctx.signal.aborted) throw err;
+        return { text: step.text ?? '', toolCalls: [], finish: 'stop', interrupted: true };
+      }
+    }
     if (step.fail) throw ApplicationFailure.create({ message: step.fail, type: FailureTypes.ScriptedFailure, nonRetryable: true });
     const toolCalls = (step.toolCalls ?? []).map((c, i) => ({
       callId: `call_${input.requestIndex}_${i}`,

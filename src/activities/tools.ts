@@ -141,7 +141,7 @@ export async function runTool(
       concludesTurn: concludesTurn || returned.concludeTurn === true,
     };
   } catch (err) {
-    if (runtime.signal.aborted) throw err; // let cancellation propagate as a cancelled activity
+    if (runtime.signal.aborted) throw err; // a cancelled call reports cancellation; the workflow records it
     const message = err instanceof Error ? err.message : String(err);
     return fail({ code: ErrorCodes.ToolFailed, message });
   }

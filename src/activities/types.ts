@@ -28,6 +28,8 @@ export interface ModelStepResult {
   toolCalls: ToolCallInfo[];
   finish: 'stop' | 'tool-calls' | 'max-tokens';
   usage?: Usage;
+  /** The call was cancelled after it produced `text` (visible output is kept, rule 29). */
+  interrupted?: boolean;
 }
 
 export interface DescribeToolsInput {

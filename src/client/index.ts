@@ -15,6 +15,7 @@ import {
   cancelSignal,
   DEFAULT_TASK_QUEUE,
   deliverUpdate,
+  FailureTypes,
   disposeSignal,
   eventsQuery,
   followupSignal,
@@ -113,7 +114,7 @@ export class SessionClient {
         startWorkflowOperation,
       });
     } catch (err) {
-      throw this.mapError(sessionId, err);
+      throw await this.explain(sessionId, err);
     }
   }
 
@@ -135,7 +136,7 @@ export class SessionClient {
     try {
       return await this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] });
     } catch (err) {
-      throw this.mapError(sessionId, err);
+      throw await this.explain(sessionId, err);
     }
   }
 
@@ -230,8 +231,18 @@ export class SessionClient {
     }
   }
 
-  /** A not-found error on a session that completed means it was disposed (rule 31). */
+  /**
+   * Maps Temporal errors to the client's errors: a rejected update to DeliveryRejectedError (or
+   * SessionDisposedError), and a not-found error on a session that completed to SessionDisposedError (rule 31).
+   */
   private async explain(sessionId: string, err: unknown): Promise<unknown> {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const cause = err.cause as { message?: string; type?: string } | undefined;
+      if (cause?.type === FailureTypes.SessionDisposed || cause?.message === 'session disposed') {
+        return new SessionDisposedError(sessionId);
+      }
+      return new DeliveryRejectedError(cause?.message ?? err.message);
+    }
     if (!(err instanceof WorkflowNotFoundError)) return err;
     try {
       const description = await this.handle(sessionId).describe();
@@ -240,16 +251,6 @@ export class SessionClient {
     } catch {
       return new SessionNotFoundError(sessionId);
     }
-  }
-
-  private mapError(sessionId: string, err: unknown): unknown {
-    if (err instanceof WorkflowUpdateFailedError) {
-      const cause = err.cause as { message?: string; type?: string } | undefined;
-      if (cause?.type === 'SessionDisposed' || cause?.message === 'session disposed') return new SessionDisposedError(sessionId);
-      return new DeliveryRejectedError(cause?.message ?? err.message);
-    }
-    if (err instanceof WorkflowNotFoundError) return new SessionNotFoundError(sessionId);
-    return err;
   }
 }
 

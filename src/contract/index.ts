@@ -55,6 +55,7 @@ export const ErrorCodes = {
   ToolInvalidArguments: 'TOOL_INVALID_ARGUMENTS',
   ToolFailed: 'TOOL_FAILED',
   AbortedBeforeDispatch: 'ABORTED_BEFORE_DISPATCH',
+  Aborted: 'ABORTED',
   ModelFailed: 'MODEL_FAILED',
   PreStepFailed: 'PRE_STEP_FAILED',
   UnknownTool: 'UNKNOWN_TOOL',

@@ -17,11 +17,24 @@ export const echoTool = defineTool({
 
 export const sleepTool = defineTool({
   name: 'sleep',
-  description: 'Waits the given number of milliseconds (heartbeating; cancellable), then says so.',
-  input: z.object({ ms: z.number().int().min(0).max(3_600_000) }),
-  async execute({ ms }, ctx) {
-    await ctx.sleep(ms);
-    return `slept ${ms} ms`;
+  description:
+    'Waits `ms` milliseconds (heartbeating; cancellable), then says so. With `context`, defers that text as context ' +
+    'for the next step; with `graceful`, a cancel ends the wait early and the call still returns (with its context).',
+  input: z.object({
+    ms: z.number().int().min(0).max(3_600_000),
+    context: z.string().min(1).optional(),
+    graceful: z.boolean().optional(),
+  }),
+  async execute({ ms, context, graceful }, ctx) {
+    let result = `slept ${ms} ms`;
+    try {
+      await ctx.sleep(ms);
+    } catch (err) {
+      if (!graceful || !ctx.signal.aborted) throw err;
+      result = `sleep of ${ms} ms cancelled`;
+    }
+    if (context) ctx.deferContext(context);
+    return result;
   },
 });
 

@@ -46,6 +46,8 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
     ...workflowSource,
+    // Heartbeats carry cancellation to running calls; send them at least every second so a cancel lands promptly.
+    maxHeartbeatThrottleInterval: '1 second',
     ...opts.worker,
   });
 }

@@ -1,7 +1,9 @@
 /**
  * Activity proxies with their timeouts and retry policies. Type-only import of the activities (sandbox rule).
+ * Model and tool activities heartbeat, so a cancel reaches them within a heartbeat; the default cancellation type
+ * (wait for completion) lets a cancelled call settle and commit its result (rule 29).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities';
 import { FailureTypes } from '../contract';
 
@@ -14,13 +16,16 @@ const nonRetryableErrorTypes = [
 
 export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep'>>({
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, nonRetryableErrorTypes },
 });
 
 export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTool'>>({
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3, nonRetryableErrorTypes },
 });
 

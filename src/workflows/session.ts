@@ -4,13 +4,15 @@
  * activities) → next boundary. Deterministic: runs in the workflow sandbox; time and ids come from the workflow API.
  */
 import {
+  allHandlersFinished,
   ApplicationFailure,
+  CancellationScope,
   condition,
+  isCancellation,
   log,
   setHandler,
   uuid4,
   workflowInfo,
-  allHandlersFinished,
 } from '@temporalio/workflow';
 import type { ToolDescriptor } from '../activities/types';
 import {
@@ -27,7 +29,7 @@ import {
   transcriptQuery,
   type EventsPage,
 } from '../contract';
-import type { TurnEndReason } from '../domain/events';
+import type { CancelCause, TurnEndReason } from '../domain/events';
 import { afterPreStep, afterStep } from '../domain/loop';
 import { makeUserMessage, USER_SOURCE } from '../domain/messages';
 import { SessionCore, type SessionSnapshot } from '../domain/session';
@@ -84,6 +86,8 @@ class SessionWorkflow {
   private readonly core: SessionCore;
   private readonly sessionId = workflowInfo().workflowId;
   private disposeRequested = false;
+  /** Scope of the running turn; cancelling it interrupts whatever the turn awaits (rules 27–29). */
+  private turnScope: CancellationScope | undefined;
   private tools: Map<string, ToolDescriptor> | undefined;
 
   constructor(
@@ -99,8 +103,16 @@ class SessionWorkflow {
     for (;;) {
       await condition(() => this.core.hasWakingWork() || this.disposeRequested);
       if (this.disposeRequested) break;
-      await this.runTurn();
+      const scope = new CancellationScope();
+      this.turnScope = scope;
+      await scope.run(() => this.runTurn()).catch((err: unknown) => {
+        if (!isCancellation(err)) throw err;
+      });
+      this.turnScope = undefined;
+      if (this.core.turnOpen) this.aborted(); // every turn/start gets its turn/end (rule 24)
     }
+    // Dispose (rule 31): pending work is discarded, the session is idle here; the last event is session/disposed.
+    this.core.cancel({ kind: 'disposed' }, false);
     this.core.dispose();
     await condition(allHandlersFinished);
   }
@@ -113,9 +125,7 @@ class SessionWorkflow {
     setHandler(injectSignal, (raw: unknown) => this.onLaneSignal('inject', raw));
     setHandler(deliverUpdate, (raw) => this.deliver(raw), { validator: (raw: unknown) => this.validateDeliver(raw) });
     setHandler(cancelSignal, (raw: unknown) => this.onCancel(raw));
-    setHandler(disposeSignal, () => {
-      this.disposeRequested = true;
-    });
+    setHandler(disposeSignal, () => this.onDispose());
     setHandler(eventsQuery, (raw) => this.events(raw));
     setHandler(stateQuery, () => this.core.stateView());
     setHandler(transcriptQuery, () => ({
@@ -161,8 +171,19 @@ class SessionWorkflow {
   private onCancel(raw: unknown): void {
     const parsed = CancelInputSchema.safeParse(raw ?? {});
     if (!parsed.success) return this.refuse('cancel', describeZodIssue(parsed.error.issues, 'payload'));
-    // Until cancellation of a running turn lands (semantics F), cancel discards pending work only.
-    this.core.cancel(parsed.data.cause ?? { kind: 'user' }, parsed.data.keepInbox === true);
+    if (this.disposeRequested) return;
+    this.cancelTurn(parsed.data.cause ?? { kind: 'user' }, parsed.data.keepInbox === true);
+  }
+
+  private onDispose(): void {
+    if (this.disposeRequested) return;
+    this.disposeRequested = true;
+    this.cancelTurn({ kind: 'disposed' }, false);
+  }
+
+  /** Discards pending work (unless keepInbox) and cancels the running turn; the first cause wins (rule 27). */
+  private cancelTurn(cause: CancelCause, keepInbox: boolean): void {
+    if (this.core.cancel(cause, keepInbox)) this.turnScope?.cancel();
   }
 
   private events(raw: unknown): EventsPage {
@@ -197,14 +218,18 @@ class SessionWorkflow {
             config: this.config,
           });
         } catch (err) {
+          if (this.aborted()) return;
           return core.endTurn({ kind: 'error', error: errorInfo(err, ErrorCodes.PreStepFailed) });
         }
+        if (this.aborted()) return;
         const next = afterPreStep(decision, toolsOweRequest);
         if (next.kind === 'end') return core.endTurn(next.reason);
         const tools = await this.resolveTools();
+        if (this.aborted()) return;
         if (tools.kind === 'error') return core.endTurn({ kind: 'error', error: tools.error });
         core.startStep(next.messages);
         const outcome = await this.runStep(tools.allowed);
+        if (this.aborted()) return;
         if (outcome.kind === 'end') return core.endTurn(outcome.reason);
         core.endStep();
         const after = afterStep({ ...outcome, nextStepPending: core.inbox.nextStep.length > 0 });
@@ -212,10 +237,19 @@ class SessionWorkflow {
         toolsOweRequest = outcome.toolsOweRequest;
       }
     } catch (err) {
+      if (this.aborted()) return;
       // A bug or an unexpected failure inside the loop still closes the turn; the session lives on (rule 26).
       log.error('turn failed', { turn, error: String(err) });
       if (core.turnOpen) core.endTurn({ kind: 'error', error: errorInfo(err, ErrorCodes.Internal) });
     }
+  }
+
+  /** If the turn is being cancelled, closes it `aborted` with the first cause (step/end first) and says so. */
+  private aborted(): boolean {
+    const cause = this.core.canceling;
+    if (!cause || !this.core.turnOpen) return false;
+    this.core.endTurn({ kind: 'aborted', reason: cause });
+    return true;
   }
 
   /** One step after its messages entered: the model request, then its tool calls. */
@@ -238,7 +272,13 @@ class SessionWorkflow {
         messages: this.modelVisibleMessages(),
       });
     } catch (err) {
+      if (isCancellation(err) && core.canceling) return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
       return { kind: 'end', reason: { kind: 'error', error: errorInfo(err, ErrorCodes.ModelFailed) } };
+    }
+    if (result.interrupted) {
+      // Visible output of a cancelled call stays in the log, marked interrupted (rule 29).
+      if (result.text) core.assistant({ id: uuid4(), role: 'assistant', content: [{ type: 'text', text: result.text }] }, { interrupted: true });
+      return { kind: 'end', reason: core.canceling ? { kind: 'aborted', reason: core.canceling } : { kind: 'completed' } };
     }
     core.assistant(
       {
@@ -257,6 +297,7 @@ class SessionWorkflow {
       core,
       allowed,
       maxParallel: this.config.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+      canceling: () => core.canceling !== undefined,
     });
     return { kind: 'done', toolsOweRequest: true, concluded: batch.concluded, maxTokens: result.finish === 'max-tokens' };
   }

@@ -2,9 +2,11 @@
  * Runs the tool calls of one assistant step (rules 18, 19): activities in parallel up to `maxParallel`, exclusive
  * tools alone as barriers; `tool/call` is appended when a call starts; results commit in the model's call order
  * whatever order the activities finish in, each followed by its additional contexts inserted into `next-step`.
- * Deterministic (workflow sandbox).
+ * Cancellation (rule 29): once the turn is canceling no further call starts; calls already started settle (their
+ * activities are asked to cancel) and commit in order; calls never started get synthetic `tool/call` +
+ * `tool/result` pairs with ABORTED_BEFORE_DISPATCH after them. Deterministic (workflow sandbox).
  */
-import { condition, uuid4 } from '@temporalio/workflow';
+import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
 import type { ToolDescriptor, ToolExecResult } from '../activities/types';
 import { ErrorCodes } from '../contract';
 import type { ErrorInfo, ToolCallInfo } from '../domain/events';
@@ -19,6 +21,8 @@ export interface ToolBatchOptions {
   /** Tools this session may call, by name. */
   allowed: ReadonlyMap<string, ToolDescriptor>;
   maxParallel: number;
+  /** Whether the turn is being cancelled. */
+  canceling(): boolean;
 }
 
 export interface ToolBatchOutcome {
@@ -61,7 +65,11 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
           results[index] = r;
         },
         (err: unknown) => {
-          results[index] = failed(errorInfo(err, ErrorCodes.ToolFailed));
+          results[index] = failed(
+            isCancellation(err)
+              ? { code: ErrorCodes.Aborted, message: 'the tool call was cancelled while it ran' }
+              : errorInfo(err, ErrorCodes.ToolFailed),
+          );
         },
       )
       .finally(() => {
@@ -70,7 +78,12 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
       });
   };
 
+  let firstNotStarted = calls.length;
   for (const [index, call] of calls.entries()) {
+    if (opts.canceling()) {
+      firstNotStarted = index;
+      break;
+    }
     const tool = opts.allowed.get(call.name);
     if (!tool) {
       core.toolCall(call);
@@ -81,17 +94,33 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
       commit();
       continue;
     }
-    if (tool.exclusive) {
-      await Promise.all(inflight);
-      await start(index, call);
-      continue;
+    if (tool.exclusive) await Promise.all(inflight);
+    else await waitForCapacity(() => running < opts.maxParallel || opts.canceling());
+    if (opts.canceling()) {
+      firstNotStarted = index;
+      break;
     }
-    await condition(() => running < opts.maxParallel);
-    inflight.push(start(index, call));
+    const started = start(index, call);
+    if (tool.exclusive) await started;
+    else inflight.push(started);
   }
   await Promise.all(inflight);
   commit();
+  for (let index = firstNotStarted; index < calls.length; index++) {
+    core.toolCall(calls[index]!);
+    results[index] = failed({ code: ErrorCodes.AbortedBeforeDispatch, message: 'the turn was cancelled before this call started' });
+    commit();
+  }
   return { concluded };
+}
+
+/** Waits for a free slot; a cancelled turn scope ends the wait (the caller then checks canceling). */
+async function waitForCapacity(ready: () => boolean): Promise<void> {
+  try {
+    await condition(ready);
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+  }
 }
 
 function failed(error: ErrorInfo): ToolExecResult {
