@@ -71,11 +71,11 @@ export const MessageIdSchema = z
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
 const ContentSchema = z
-  .union([
-    z.string(),
-    z.array(ContentBlockSchema).max(LIMITS.contentBlocks, `at most ${LIMITS.contentBlocks} blocks`),
-  ])
+  .union([z.string(), z.array(ContentBlockSchema)])
   .superRefine((content, ctx) => {
+    if (typeof content !== 'string' && content.length > LIMITS.contentBlocks) {
+      ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentBlocks} blocks` });
+    }
     const chars = typeof content === 'string' ? content.length : content.reduce((n, b) => n + b.text.length, 0);
     if (chars > LIMITS.contentChars) {
       ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentChars} characters of text (got ${chars})` });

@@ -240,7 +240,11 @@ export class SessionCore {
     this.s.step += 1;
     this.s.stepOpen = true;
     this.append({ type: 'step/start', data: { turn: this.s.turn, step: this.s.step } });
-    for (const message of messages) this.append({ type: 'user/message', data: { message } });
+    for (const message of messages) {
+      this.append({ type: 'user/message', data: { message } });
+      // Messages a pre-step listener added were never delivered: remember them so their ids stay unique (rule 4).
+      if (!this.recentLanes.has(message.id)) this.remember(message.id, 'inject');
+    }
     return this.s.step;
   }
 
@@ -329,11 +333,14 @@ export class SessionCore {
     this.append({ type: 'agent/inbox/spliced', data: splice });
   }
 
+  /** Remembers an accepted id; the oldest fall out of the window, but never one still pending. */
   private remember(id: string, lane: Lane): void {
     this.recentLanes.set(id, lane);
-    while (this.recentLanes.size > RECENT_ID_WINDOW) {
-      const oldest = this.recentLanes.keys().next().value as string;
-      this.recentLanes.delete(oldest);
+    if (this.recentLanes.size <= RECENT_ID_WINDOW) return;
+    const pending = new Set([...this.s.inbox.nextTurn, ...this.s.inbox.nextStep].map((m) => m.id));
+    for (const oldest of this.recentLanes.keys()) {
+      if (this.recentLanes.size <= RECENT_ID_WINDOW) break;
+      if (!pending.has(oldest)) this.recentLanes.delete(oldest);
     }
   }
 

@@ -12,14 +12,62 @@ export type TranscriptEntry =
   | { role: 'assistant'; id: string; content: ContentBlock[]; toolCalls?: ToolCallInfo[]; interrupted?: true }
   | { role: 'tool'; callId: string; name: string; content: ContentBlock[]; error?: ErrorInfo };
 
-/** Incremental projection state: the entries plus the tool names of calls seen so far (results lack names). */
+/**
+ * Incremental projection state. A run of the workflow holds only the entries it added itself: `base` entries
+ * came before it (earlier runs of the continue-as-new chain) and are reached through `previousRunId`. `hash`
+ * covers all `base + entries.length` entries, so a reader can check a prefix it assembled elsewhere.
+ */
 export interface TranscriptState {
   entries: TranscriptEntry[];
+  /** Tool names of calls seen so far in this run (results lack names). */
   callNames: Record<string, string>;
+  /** Number of entries before this run's first one. */
+  base: number;
+  /** Rolling hash of all entries so far (see extendHash). */
+  hash: string;
+  /** The run that holds the entries before `base`, if any. */
+  previousRunId?: string;
 }
 
+export const EMPTY_TRANSCRIPT_HASH = '0';
+
 export function emptyTranscript(): TranscriptState {
-  return { entries: [], callNames: {} };
+  return { entries: [], callNames: {}, base: 0, hash: EMPTY_TRANSCRIPT_HASH };
+}
+
+/** Total number of entries, earlier runs included. */
+export function transcriptLength(state: TranscriptState): number {
+  return state.base + state.entries.length;
+}
+
+/**
+ * Rolling hash of a transcript: hash(prefix + entry) from hash(prefix) and the entry's JSON. A 53-bit string hash
+ * (cyrb53), as hex; deterministic, no Node built-ins, so the workflow and the activities compute the same value.
+ */
+export function extendHash(previous: string, entry: TranscriptEntry): string {
+  const text = `${previous}|${JSON.stringify(entry)}`;
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
+}
+
+/** Hash of a whole list of entries. */
+export function hashEntries(entries: Iterable<TranscriptEntry>, start = EMPTY_TRANSCRIPT_HASH): string {
+  let hash = start;
+  for (const e of entries) hash = extendHash(hash, e);
+  return hash;
+}
+
+function push(state: TranscriptState, entry: TranscriptEntry): void {
+  state.entries.push(entry);
+  state.hash = extendHash(state.hash, entry);
 }
 
 /** Folds one event into the projection (mutates and returns `state`). Unknown event types are skipped. */
@@ -27,7 +75,7 @@ export function projectEvent(state: TranscriptState, event: SessionEvent): Trans
   switch (event.type) {
     case 'user/message': {
       const m = event.data.message;
-      state.entries.push({ role: 'user', id: m.id, content: [...m.content], source: m.source });
+      push(state, { role: 'user', id: m.id, content: [...m.content], source: m.source });
       break;
     }
     case 'assistant/message': {
@@ -35,7 +83,7 @@ export function projectEvent(state: TranscriptState, event: SessionEvent): Trans
       const entry: TranscriptEntry = { role: 'assistant', id: m.id, content: m.content };
       if (m.toolCalls?.length) entry.toolCalls = m.toolCalls;
       if (event.data.interrupted) entry.interrupted = true;
-      state.entries.push(entry);
+      push(state, entry);
       break;
     }
     case 'tool/call':
@@ -49,7 +97,7 @@ export function projectEvent(state: TranscriptState, event: SessionEvent): Trans
         content: event.data.content,
       };
       if (event.data.error) entry.error = event.data.error;
-      state.entries.push(entry);
+      push(state, entry);
       break;
     }
     default:

@@ -1,0 +1,108 @@
+/**
+ * The pure domain's public API, re-exported by name (no `export *`: what is public is listed here).
+ * Pure and deterministic: nothing here touches Temporal or I/O, so the workflow sandbox may import it.
+ */
+export {
+  LIMITS,
+  TextBlockSchema,
+  ContentBlockSchema,
+  MessageSourceSchema,
+  USER_SOURCE,
+  isDirect,
+  MessageIdSchema,
+  MessageInputSchema,
+  UserMessageSchema,
+  toBlocks,
+  textOf,
+  deepFreeze,
+  makeUserMessage,
+} from './messages';
+export type { TextBlock, ContentBlock, MessageSource, MessageInput, UserMessage } from './messages';
+
+export {
+  LANES,
+  LaneSchema,
+  LANE_RULES,
+  ScriptedToolCallSchema,
+  ScriptedStepSchema,
+  ModelSpecSchema,
+  SessionConfigSchema,
+  DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+  LaneSignalSchema,
+  DeliverInputSchema,
+  CancelCauseSchema,
+  CancelInputSchema,
+  EventsQuerySchema,
+  DEFAULT_EVENTS_LIMIT,
+  laneInputProblem,
+} from './wire';
+export type {
+  Lane,
+  ScriptedStep,
+  ModelSpec,
+  SessionConfig,
+  LaneSignal,
+  DeliverInput,
+  DeliveryReceipt,
+  CancelInput,
+  EventsQuery,
+} from './wire';
+
+export {
+  CORE_EVENT_TYPES,
+  TurnEndReasonSchema,
+  EventDataSchemas,
+  EventEnvelopeSchema,
+  isCoreEventType,
+  eventProblem,
+} from './events';
+export type {
+  InboxTarget,
+  SpliceData,
+  CancelCause,
+  ErrorInfo,
+  TurnEndReason,
+  ToolCallInfo,
+  AssistantMessage,
+  Usage,
+  EventDataMap,
+  CoreEventType,
+  SessionEvent,
+  EventOf,
+  EventDraft,
+} from './events';
+
+export {
+  EMPTY_INBOX,
+  InboxSpliceError,
+  listOf,
+  spliceShape,
+  spliceProblem,
+  applySplice,
+  foldInbox,
+  removedBy,
+  insertSplice,
+  claimSplice,
+  cancelSplice,
+} from './inbox';
+export type { Inbox, SpliceShape } from './inbox';
+
+export { emptyTranscript, projectEvent, projectTranscript } from './transcript';
+export type { TranscriptEntry, TranscriptState } from './transcript';
+
+export { RECENT_ID_WINDOW, initialSnapshot, SessionStateError, SessionCore } from './session';
+export type {
+  SessionStatus,
+  SessionSnapshot,
+  SessionStateView,
+  AcceptResult,
+  SessionCoreDeps,
+} from './session';
+
+export { afterPreStep, afterStep } from './loop';
+export type { PreStepDecision, AfterPreStep, StepOutcome } from './loop';
+
+export { checkLog, assertLogValid, LogInvariantError } from './invariants';
+export type { LogStart, CheckLogOptions, CheckResult } from './invariants';
+
+export { assertNever, describeZodIssue } from './util';
