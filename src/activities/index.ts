@@ -4,9 +4,10 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureTypes, injectSignal, steerSignal } from '../contract';
+import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
 import { toBlocks } from '../domain/messages';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
+import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import type {
   DescribeToolsInput,
@@ -23,12 +24,19 @@ export interface ActivityDeps {
   providers?: Record<string, ModelProvider>;
   /** Receives every request the scripted model answers (tests assert on it). */
   scriptedRecorder?: ScriptedRecorder;
+  /** The transcript cache (default: one per activities object, filled by querying the workflow). */
+  transcripts?: TranscriptCache;
 }
+
+/** Reads model-visible entries from a session's run through the activity's Temporal client. */
+const readFromWorkflow: ContextReader = (sessionId, runId, from, to) =>
+  Context.current().client.workflow.getHandle(sessionId, runId).query(modelContextQuery, { from, to });
 
 /** Heartbeat interval of long activities; the workflow's heartbeat timeouts are a few times this. */
 export const HEARTBEAT_EVERY_MS = 1000;
 
 export function createActivities(deps: ActivityDeps) {
+  const transcripts = deps.transcripts ?? new TranscriptCache(readFromWorkflow);
   const providers: Record<string, ModelProvider> = {
     scripted: new ScriptedProvider(deps.scriptedRecorder),
     ...deps.providers,
@@ -45,7 +53,9 @@ export function createActivities(deps: ActivityDeps) {
           message: `model provider "${input.model.provider}" is not configured on this worker (configured: ${Object.keys(providers).join(', ')})`,
         });
       }
-      return provider.step(input, activityCallContext());
+      const { prefix: _prefix, newEntries: _new, hash: _hash, chainId: _chain, runId: _run, ...request } = input;
+      const messages = await transcripts.assemble(input);
+      return provider.step({ ...request, messages }, activityCallContext());
     },
 
     /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */

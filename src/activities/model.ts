@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../contract';
 import { textOf } from '../domain/messages';
-import type { ModelStepInput, ModelStepResult } from './types';
+import type { ModelRequest, ModelStepResult } from './types';
 
 /** What a provider gets besides the request: cancellation and liveness. */
 export interface ModelCallContext {
@@ -19,21 +19,21 @@ export interface ModelCallContext {
 
 export interface ModelProvider {
   readonly name: string;
-  step(input: ModelStepInput, ctx: ModelCallContext): Promise<ModelStepResult>;
+  step(input: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult>;
 }
 
 /** Keeps the requests the scripted model received, per session, indexed by request number (retries overwrite). */
 export class ScriptedRecorder {
-  private readonly bySession = new Map<string, ModelStepInput[]>();
+  private readonly bySession = new Map<string, ModelRequest[]>();
 
-  record(input: ModelStepInput): void {
+  record(input: ModelRequest): void {
     const list = this.bySession.get(input.sessionId) ?? [];
-    list[input.requestIndex] = JSON.parse(JSON.stringify(input)) as ModelStepInput;
+    list[input.requestIndex] = JSON.parse(JSON.stringify(input)) as ModelRequest;
     this.bySession.set(input.sessionId, list);
   }
 
   /** The requests of one session, in order (R[0], R[1], …). */
-  requests(sessionId: string): ModelStepInput[] {
+  requests(sessionId: string): ModelRequest[] {
     return [...(this.bySession.get(sessionId) ?? [])].filter(Boolean);
   }
 
@@ -48,7 +48,7 @@ export class ScriptedProvider implements ModelProvider {
 
   constructor(private readonly recorder?: ScriptedRecorder) {}
 
-  async step(input: ModelStepInput, ctx: ModelCallContext): Promise<ModelStepResult> {
+  async step(input: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
     if (input.model.provider !== 'scripted') throw new Error('scripted provider called with another model');
     this.recorder?.record(input);
     const step = input.model.steps[input.requestIndex];

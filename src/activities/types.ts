@@ -8,9 +8,18 @@ import type { ContentBlock, MessageSource } from '../domain/messages';
 import type { TranscriptEntry } from '../domain/transcript';
 import type { ModelSpec } from '../domain/wire';
 
-/** One model request: what the model sees is exactly the model-visible part of the log (rule 14). */
+/**
+ * One model request as the workflow schedules it. It carries only what is new since the session's previous model
+ * request (`newEntries`) plus the count and hash of what came before (`prefix`); the activity assembles the full
+ * model-visible transcript from its cache, or from the workflow itself on a miss (docs/decisions: history grows
+ * with new content only). What the model sees is exactly the model-visible part of the log (rule 14).
+ */
 export interface ModelStepInput {
   sessionId: string;
+  /** First run id of the session's continue-as-new chain (cache key: a reused session id is a new chain). */
+  chainId: string;
+  /** The run that scheduled this request; it (and the runs before it) answer `modelContext` queries. */
+  runId: string;
   turn: number;
   step: number;
   /** 0-based index of this request in the whole session. */
@@ -19,7 +28,23 @@ export interface ModelStepInput {
   system?: string;
   /** Tools the model may call (names registered on the worker). */
   tools: string[];
-  /** The model-visible messages, oldest first. */
+  /** Count and hash of the entries the previous model request saw. */
+  prefix: { count: number; hash: string };
+  /** Entries added since the previous model request, oldest first. */
+  newEntries: TranscriptEntry[];
+  /** Hash of prefix + newEntries. */
+  hash: string;
+}
+
+/** What a provider gets: the request with the assembled model-visible messages, oldest first. */
+export interface ModelRequest {
+  sessionId: string;
+  turn: number;
+  step: number;
+  requestIndex: number;
+  model: ModelSpec;
+  system?: string;
+  tools: string[];
   messages: TranscriptEntry[];
 }
 

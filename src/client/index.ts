@@ -152,22 +152,35 @@ export class SessionClient {
 
   // ---- reading ----
 
-  /** One page of events with seq > afterSeq, and the seq of the last event in the log. */
-  async events(sessionId: string, afterSeq = -1, limit?: number): Promise<EventsPage> {
+  /**
+   * One page of events with seq > afterSeq from the session's current run, and the seq of the last event in the
+   * log. A run holds events from `firstSeq` on; `allEvents` follows `previousRunId` for earlier ones.
+   */
+  async events(sessionId: string, afterSeq = -1, limit?: number, runId?: string): Promise<EventsPage> {
     return this.query(sessionId, () =>
-      this.handle(sessionId).query(eventsQuery, { afterSeq, ...(limit !== undefined ? { limit } : {}) }),
+      this.handle(sessionId, runId).query(eventsQuery, { afterSeq, ...(limit !== undefined ? { limit } : {}) }),
     );
   }
 
-  /** Every event after afterSeq, paging until the end of the log. */
+  /** Every event after afterSeq, paging to the end of the log and back through earlier runs when needed. */
   async allEvents(sessionId: string, afterSeq = -1): Promise<SessionEvent[]> {
+    return this.eventsOfRun(sessionId, afterSeq, undefined, Infinity);
+  }
+
+  private async eventsOfRun(sessionId: string, afterSeq: number, runId: string | undefined, untilSeq: number) {
     const out: SessionEvent[] = [];
     let after = afterSeq;
     for (;;) {
-      const page = await this.events(sessionId, after);
-      out.push(...page.events);
+      const page = await this.events(sessionId, after, undefined, runId);
+      if (after + 1 < page.firstSeq && page.previousRunId && out.length === 0) {
+        // Earlier events live in the run before this one (continue-as-new): read them there first.
+        out.push(...(await this.eventsOfRun(sessionId, after, page.previousRunId, page.firstSeq - 1)));
+        after = page.firstSeq - 1;
+        continue;
+      }
+      out.push(...page.events.filter((e) => e.seq <= untilSeq));
       const last = page.events.at(-1);
-      if (!last || last.seq >= page.lastSeq) return out;
+      if (!last || last.seq >= Math.min(page.lastSeq, untilSeq)) return out;
       after = last.seq;
     }
   }
@@ -176,8 +189,17 @@ export class SessionClient {
     return this.query(sessionId, () => this.handle(sessionId).query(stateQuery));
   }
 
-  transcript(sessionId: string): Promise<TranscriptView> {
-    return this.query(sessionId, () => this.handle(sessionId).query(transcriptQuery));
+  /** The whole model-visible transcript, assembled across the runs of the session's continue-as-new chain. */
+  async transcript(sessionId: string): Promise<TranscriptView> {
+    const current = await this.query(sessionId, () => this.handle(sessionId).query(transcriptQuery));
+    const messages = [...current.messages];
+    let view = current;
+    while (view.base > 0 && view.previousRunId) {
+      const runId = view.previousRunId;
+      view = await this.query(sessionId, () => this.handle(sessionId, runId).query(transcriptQuery));
+      messages.unshift(...view.messages);
+    }
+    return { ...(current.system !== undefined ? { system: current.system } : {}), messages, base: 0 };
   }
 
   /**
@@ -203,8 +225,9 @@ export class SessionClient {
     }
   }
 
-  handle(sessionId: string) {
-    return this.client.workflow.getHandle(sessionId);
+  /** The Temporal handle of a session (its latest run, or a given run of its chain). */
+  handle(sessionId: string, runId?: string) {
+    return this.client.workflow.getHandle(sessionId, runId);
   }
 
   // ---- internals ----

@@ -27,14 +27,36 @@ export interface EventsPage {
   events: SessionEvent[];
   /** Seq of the last event in the whole log (-1 when the log is empty). */
   lastSeq: number;
+  /** Seq of the first event this run holds; earlier events are in `previousRunId` (continue-as-new chain). */
+  firstSeq: number;
+  previousRunId?: string;
 }
 export const eventsQuery = defineQuery<EventsPage, [EventsQuery?]>('events');
 export const stateQuery = defineQuery<SessionStateView>('state');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
 
+/** A page of model-visible entries held by one run (answer of the internal `modelContext` query). */
+export interface ModelContextPage {
+  /** Entries with index in [from, to) that this run holds, in order, starting at index `max(from, base)`. */
+  entries: TranscriptEntry[];
+  /** Index of this run's first entry; entries before it live in `previousRunId`. */
+  base: number;
+  previousRunId?: string;
+}
+
+/**
+ * Internal query (not part of the wire protocol): model-visible entries with index in [from, to) held by this run,
+ * used by model activities to fill their transcript cache.
+ */
+export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; to: number }]>('__modelContext');
+
 export interface TranscriptView {
   system?: string;
+  /** The model-visible messages this run holds, starting at index `base` of the whole transcript. */
   messages: TranscriptEntry[];
+  base: number;
+  /** The run holding the messages before `base`. */
+  previousRunId?: string;
 }
 
 /** Failure type names (ApplicationFailure.type) that clients branch on. */

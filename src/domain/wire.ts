@@ -52,6 +52,8 @@ export const SessionConfigSchema = z.strictObject({
   tools: z.array(NameSchema).max(128).optional(),
   hooks: z.array(NameSchema).max(64).optional(),
   maxParallelToolCalls: z.number().int().min(1).max(100).optional(),
+  /** Events a run may log before it continues as new at the next quiet point (default 10,000). */
+  continueAsNewAfterEvents: z.number().int().min(10).max(1_000_000).optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;

@@ -8,6 +8,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  continueAsNew,
   isCancellation,
   log,
   setHandler,
@@ -24,6 +25,8 @@ import {
   FailureTypes,
   followupSignal,
   injectSignal,
+  modelContextQuery,
+  type ModelContextPage,
   stateQuery,
   steerSignal,
   transcriptQuery,
@@ -33,7 +36,7 @@ import type { CancelCause, TurnEndReason } from '../domain/events';
 import { afterPreStep, afterStep } from '../domain/loop';
 import { makeUserMessage, USER_SOURCE } from '../domain/messages';
 import { SessionCore, type SessionSnapshot } from '../domain/session';
-import { emptyTranscript, type TranscriptState } from '../domain/transcript';
+import { emptyTranscript, transcriptLength, type TranscriptState } from '../domain/transcript';
 import { describeZodIssue } from '../domain/util';
 import {
   CancelInputSchema,
@@ -59,11 +62,23 @@ export interface AgentSessionOptions {
   preStep?: PreStepListener[];
 }
 
-/** What a run hands to the next one across continue-as-new. */
+/**
+ * What a run hands to the next one across continue-as-new (rule 33): the core's snapshot (inbox, counters, recent
+ * ids, seq), and references instead of content — the earlier runs keep their events and transcript entries and
+ * answer queries for them, so the carried state stays small whatever the session's length.
+ */
 export interface CarriedSession {
   snapshot: SessionSnapshot;
-  transcript: TranscriptState;
+  transcript: { base: number; hash: string };
+  /** Count and hash of the transcript prefix the last model request saw. */
+  sent: { count: number; hash: string };
+  previousRunId: string;
 }
+
+/** Default number of events a run may log before it continues as new at the next quiet point. */
+export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 10_000;
+/** Largest JSON size of one modelContext / events page. */
+const PAGE_BYTES = 1024 * 1024;
 
 const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
 
@@ -84,7 +99,13 @@ export function defineAgentSession(options: AgentSessionOptions = {}) {
 
 class SessionWorkflow {
   private readonly core: SessionCore;
-  private readonly sessionId = workflowInfo().workflowId;
+  private readonly info = workflowInfo();
+  private readonly sessionId = this.info.workflowId;
+  /** Where this run's log starts, and the run that holds what came before. */
+  private readonly firstSeq: number;
+  private readonly previousRunId: string | undefined;
+  /** Count and hash of the transcript prefix the last model request saw (history grows with new content only). */
+  private sent: { count: number; hash: string };
   private disposeRequested = false;
   /** Scope of the running turn; cancelling it interrupts whatever the turn awaits (rules 27–29). */
   private turnScope: CancellationScope | undefined;
@@ -95,7 +116,16 @@ class SessionWorkflow {
     private readonly options: AgentSessionOptions,
     carried?: CarriedSession,
   ) {
-    this.core = new SessionCore({ now: () => Date.now() }, carried?.snapshot, carried?.transcript ?? emptyTranscript());
+    const transcript: TranscriptState = emptyTranscript();
+    if (carried) {
+      transcript.base = carried.transcript.base;
+      transcript.hash = carried.transcript.hash;
+      transcript.previousRunId = carried.previousRunId;
+    }
+    this.core = new SessionCore({ now: () => Date.now() }, carried?.snapshot, transcript);
+    this.firstSeq = this.core.lastSeq + 1;
+    this.previousRunId = carried?.previousRunId;
+    this.sent = carried?.sent ?? { count: 0, hash: transcript.hash };
     this.registerHandlers();
   }
 
@@ -110,11 +140,36 @@ class SessionWorkflow {
       });
       this.turnScope = undefined;
       if (this.core.turnOpen) this.aborted(); // every turn/start gets its turn/end (rule 24)
+      if (this.shouldContinueAsNew()) await this.continueAsNew();
     }
     // Dispose (rule 31): pending work is discarded, the session is idle here; the last event is session/disposed.
     this.core.cancel({ kind: 'disposed' }, false);
     this.core.dispose();
     await condition(allHandlersFinished);
+  }
+
+  // ---- continue-as-new (rule 33) ----
+
+  private shouldContinueAsNew(): boolean {
+    if (this.disposeRequested || this.core.turnOpen) return false;
+    const budget = this.config.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+    return workflowInfo().continueAsNewSuggested || this.core.log.length >= budget;
+  }
+
+  /** Continues as new at a quiet point: between turns, every handler finished. */
+  private async continueAsNew(): Promise<void> {
+    await condition(allHandlersFinished);
+    if (this.core.turnOpen || this.disposeRequested) return;
+    const transcript = { base: transcriptLength(this.core.transcript), hash: this.core.transcript.hash };
+    const carried: CarriedSession = {
+      snapshot: this.core.snapshot,
+      transcript,
+      // The next run holds no entries before `base`, so its first request names all of them as the prefix; a
+      // model activity whose cache lacks the last ones reads them from this run.
+      sent: { count: transcript.base, hash: transcript.hash },
+      previousRunId: this.info.runId,
+    };
+    await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(this.config, carried);
   }
 
   // ---- handlers (each delegates in a line or two) ----
@@ -131,7 +186,10 @@ class SessionWorkflow {
     setHandler(transcriptQuery, () => ({
       ...(this.config.system !== undefined ? { system: this.config.system } : {}),
       messages: this.core.transcript.entries,
+      base: this.core.transcript.base,
+      ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
     }));
+    setHandler(modelContextQuery, (range) => this.modelContext(range));
   }
 
   /** A signal cannot reject: bad input is counted and logged, never thrown (rule 5). */
@@ -192,9 +250,25 @@ class SessionWorkflow {
     const afterSeq = parsed.data.afterSeq ?? -1;
     const limit = parsed.data.limit ?? DEFAULT_EVENTS_LIMIT;
     const log = this.core.log;
-    const first = log.length ? log[0]!.seq : 0;
-    const from = Math.max(0, afterSeq + 1 - first);
-    return { events: log.slice(from, from + limit), lastSeq: this.core.lastSeq };
+    const from = Math.max(0, afterSeq + 1 - this.firstSeq);
+    return {
+      events: takePage(log, from, limit),
+      lastSeq: this.core.lastSeq,
+      firstSeq: this.firstSeq,
+      ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
+    };
+  }
+
+  /** Model-visible entries [from, to) this run holds (for model activities whose cache missed). */
+  private modelContext(range: { from: number; to: number }): ModelContextPage {
+    const { base, entries } = this.core.transcript;
+    const from = Math.max(0, Math.floor(Number(range?.from) || 0) - base);
+    const to = Math.min(entries.length, Math.floor(Number(range?.to) || 0) - base);
+    return {
+      entries: takePage(entries, from, Math.max(0, to - from)),
+      base,
+      ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
+    };
   }
 
   // ---- the turn loop ----
@@ -269,7 +343,7 @@ class SessionWorkflow {
         model: this.config.model ?? DEFAULT_MODEL,
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
         tools: [...allowed.keys()],
-        messages: this.modelVisibleMessages(),
+        ...this.newContent(),
       });
     } catch (err) {
       if (isCancellation(err) && core.canceling) return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
@@ -303,11 +377,16 @@ class SessionWorkflow {
   }
 
   /**
-   * The messages the model request carries: exactly the model-visible part of the log (rule 14). This is the one
-   * place that decides how the transcript reaches the model activity.
+   * What a model request carries of the transcript: only the entries added since the previous request, with the
+   * count and hash of what came before; the activity assembles the rest (rule 14: exactly what the log holds).
+   * This is the one place that decides how the transcript reaches the model activity.
    */
-  private modelVisibleMessages() {
-    return this.core.transcript.entries;
+  private newContent() {
+    const t = this.core.transcript;
+    const prefix = this.sent;
+    const newEntries = t.entries.slice(Math.max(0, prefix.count - t.base));
+    this.sent = { count: transcriptLength(t), hash: t.hash };
+    return { chainId: this.info.firstExecutionRunId, runId: this.info.runId, prefix, newEntries, hash: t.hash };
   }
 
   /** Resolves the session's tool names against the worker once per run (an unknown name ends the turn in error). */
@@ -325,4 +404,16 @@ class SessionWorkflow {
       return { kind: 'error', error: errorInfo(err, ErrorCodes.UnknownTool) };
     }
   }
+}
+
+/** A slice of at most `limit` items from `from`, cut short before it passes PAGE_BYTES of JSON (at least one item). */
+function takePage<T>(items: readonly T[], from: number, limit: number): T[] {
+  const out: T[] = [];
+  let bytes = 0;
+  for (let i = from; i < items.length && out.length < limit; i++) {
+    bytes += JSON.stringify(items[i]).length;
+    if (out.length > 0 && bytes > PAGE_BYTES) break;
+    out.push(items[i]!);
+  }
+  return out;
 }

@@ -1,0 +1,115 @@
+/**
+ * The worker-side transcript cache behind model activities. A model request carries only the entries new since
+ * the previous request plus the count and hash of the prefix; this cache holds each session's prefix, keyed by
+ * its continue-as-new chain, and fills a miss (another worker, a restart, an eviction) by querying the workflow
+ * runs that hold the entries. A prefix is used only when its hash matches the one the workflow computed, so a
+ * retry or crash at any point still sends the model exactly the messages the log holds. Does I/O.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { ModelContextPage } from '../contract';
+import { EMPTY_TRANSCRIPT_HASH, extendHash, type TranscriptEntry } from '../domain/transcript';
+import type { ModelStepInput } from './types';
+
+/** Reads entries [from, to) from one run of a session (the `modelContext` query). */
+export type ContextReader = (sessionId: string, runId: string, from: number, to: number) => Promise<ModelContextPage>;
+
+interface Cached {
+  entries: TranscriptEntry[];
+  /** hashes[i] = hash of the first i entries. */
+  hashes: string[];
+  lastUsed: number;
+}
+
+export interface TranscriptCacheOptions {
+  /** Most sessions kept; the least recently used is dropped first. */
+  maxSessions?: number;
+}
+
+export class TranscriptCache {
+  private readonly sessions = new Map<string, Cached>();
+  private clock = 0;
+  /** Counters for tests and benchmarks. */
+  readonly stats = { hits: 0, misses: 0, fetchedEntries: 0 };
+
+  constructor(
+    private readonly read: ContextReader,
+    private readonly options: TranscriptCacheOptions = {},
+  ) {}
+
+  /** The full model-visible transcript of a request. Throws a retryable failure if the log cannot be matched. */
+  async assemble(input: ModelStepInput): Promise<TranscriptEntry[]> {
+    const cached = await this.prefix(input);
+    const entries = cached.entries.slice(0, input.prefix.count);
+    const hashes = cached.hashes.slice(0, input.prefix.count + 1);
+    for (const e of input.newEntries) {
+      entries.push(e);
+      hashes.push(extendHash(hashes[hashes.length - 1]!, e));
+    }
+    if (hashes[hashes.length - 1] !== input.hash) {
+      this.sessions.delete(input.chainId);
+      throw ApplicationFailure.create({
+        type: 'TranscriptMismatch',
+        message: `transcript of ${input.sessionId} does not match the log at entry ${entries.length}`,
+      });
+    }
+    this.store(input.chainId, { entries, hashes, lastUsed: ++this.clock });
+    return entries;
+  }
+
+  /** A cached prefix covering at least `input.prefix` whose hash matches; fetched from the workflow on a miss. */
+  private async prefix(input: ModelStepInput): Promise<Cached> {
+    const { count, hash } = input.prefix;
+    const hit = this.sessions.get(input.chainId);
+    if (hit && hit.hashes.length > count && hit.hashes[count] === hash) {
+      this.stats.hits += 1;
+      return hit;
+    }
+    this.stats.misses += 1;
+    // Usually only the tail is missing (the cache is behind): read just that, and check the result by its hash.
+    if (hit && hit.hashes.length <= count) {
+      const tail = await this.fetch(input.sessionId, input.runId, hit.entries.length, count);
+      const entries = [...hit.entries, ...tail];
+      const hashes = [...hit.hashes];
+      for (const e of tail) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
+      if (hashes[count] === hash) return { entries, hashes, lastUsed: ++this.clock };
+    }
+    const entries = await this.fetch(input.sessionId, input.runId, 0, count);
+    const hashes = [EMPTY_TRANSCRIPT_HASH];
+    for (const e of entries) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
+    if (hashes[count] !== hash) {
+      throw ApplicationFailure.create({
+        type: 'TranscriptMismatch',
+        message: `fetched transcript of ${input.sessionId} does not match the prefix hash at ${count}`,
+      });
+    }
+    return { entries, hashes, lastUsed: ++this.clock };
+  }
+
+  /** Entries [from, to), following the continue-as-new chain back through earlier runs. */
+  private async fetch(sessionId: string, runId: string, from: number, to: number): Promise<TranscriptEntry[]> {
+    if (from >= to) return [];
+    const out: TranscriptEntry[] = [];
+    let next = from;
+    while (next < to) {
+      const page = await this.read(sessionId, runId, next, to);
+      if (next < page.base) {
+        if (!page.previousRunId) throw new Error(`run ${runId} of ${sessionId} starts at ${page.base} with no earlier run`);
+        out.push(...(await this.fetch(sessionId, page.previousRunId, next, page.base)));
+        next = page.base;
+        continue;
+      }
+      if (page.entries.length === 0) throw new Error(`run ${runId} of ${sessionId} has no entries from ${next}`);
+      out.push(...page.entries);
+      next += page.entries.length;
+    }
+    this.stats.fetchedEntries += out.length;
+    return out;
+  }
+
+  private store(key: string, value: Cached): void {
+    this.sessions.delete(key);
+    this.sessions.set(key, value);
+    const max = this.options.maxSessions ?? 1000;
+    while (this.sessions.size > max) this.sessions.delete(this.sessions.keys().next().value as string);
+  }
+}
