@@ -112,3 +112,36 @@ export function userTexts(request: { messages: readonly { role: string; content:
 }
 
 export const newId = (prefix = 's') => `${prefix}-${randomUUID()}`;
+
+/**
+ * Like {@link startSessionTestEnv}, with test-only tools registered on the worker beside the testing toolset (for
+ * behaviour the testing toolset cannot produce, e.g. a slow tool that also returns context).
+ */
+export async function startSessionTestEnvWithTools(
+  extraTools: import('../../src/activities/tools').ToolDefinition[],
+  kind: 'time-skipping' | 'dev' = 'time-skipping',
+): Promise<SessionTestEnv> {
+  const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
+  const recorder = new ScriptedRecorder();
+  const taskQueue = `test-${randomUUID()}`;
+  const worker = await createSessionWorker({
+    connection: env.nativeConnection,
+    taskQueue,
+    tools: [...testingTools, ...extraTools],
+    scriptedRecorder: recorder,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  const running = worker.run();
+  return {
+    env,
+    worker,
+    taskQueue,
+    recorder,
+    sessions: (workflowType) => new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
+    async teardown() {
+      worker.shutdown();
+      await running;
+      await env.teardown();
+    },
+  };
+}
