@@ -90,5 +90,5 @@ describe('continue-as-new', () => {
     const last = t.recorder.requests(id).at(-1)!;
     expect(userTexts(last)).toEqual(Array.from({ length: turns }, (_, i) => `m${i + 1}`));
     expect(last.messages.filter((m) => m.role === 'assistant')).toHaveLength(turns - 1);
-  });
+  }, 180_000);
 });
