@@ -284,8 +284,10 @@ function laneSignal(lane: Lane) {
 }
 
 function invalid(issues: Parameters<typeof describeZodIssue>[0], root: string): InvalidInputError {
-  const text = describeZodIssue(issues, root);
-  return new InvalidInputError(text.split(':')[0] ?? root, `invalid ${root}: ${text}`);
+  const first = issues[0];
+  const rooted = first ? [{ ...first, path: [root, ...first.path] }] : [];
+  const text = describeZodIssue(rooted, root);
+  return new InvalidInputError(text.slice(0, text.indexOf(':')), `invalid ${root}: ${text}`);
 }
 
 /** Validates a message for a lane and assigns an id when it has none. Throws InvalidInputError. */
