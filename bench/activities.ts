@@ -32,9 +32,17 @@ export function benchAnswer(model: string, requestIndex: number): ModelStepResul
   const { k } = parseBenchModel(model);
   const toolCalls =
     k > 0 && requestIndex % 2 === 0
-      ? Array.from({ length: k }, (_, i) => ({ callId: `c${requestIndex}_${i}`, name: 'blob', arguments: { size: SIZES.toolResult, seed: i } }))
+      ? Array.from({ length: k }, (_, i) => ({
+          callId: `c${requestIndex}_${i}`,
+          name: 'blob',
+          arguments: { size: SIZES.toolResult, seed: i },
+        }))
       : [];
-  return { text: text(SIZES.assistant, requestIndex), toolCalls, finish: toolCalls.length ? 'tool-calls' : 'stop' };
+  return {
+    text: text(SIZES.assistant, requestIndex),
+    toolCalls,
+    finish: toolCalls.length ? 'tool-calls' : 'stop',
+  };
 }
 
 /** Start times of model requests, by session, for the latency figures. */
@@ -65,7 +73,11 @@ export const blobTool = defineTool({
 
 export function createBenchActivities() {
   return {
-    async naiveModel(input: { model: string; requestIndex: number; messages: NaiveEntry[] }): Promise<ModelStepResult> {
+    async naiveModel(input: {
+      model: string;
+      requestIndex: number;
+      messages: NaiveEntry[];
+    }): Promise<ModelStepResult> {
       return benchAnswer(input.model, input.requestIndex);
     },
     async naiveTool(call: { arguments: Record<string, unknown> }): Promise<string> {

@@ -6,22 +6,39 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
 import { toBlocks } from '../domain/messages';
+import type { ModelSpec } from '../domain/wire';
+import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
+import { PROVIDER_SETUP } from './providers/setup';
 import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import type {
+  DescribeHooksInput,
   DescribeToolsInput,
+  HookDescriptor,
   ModelStepInput,
   ModelStepResult,
+  PostToolHookInput,
+  PostToolHookResult,
+  PreStepHookInput,
+  PreStepHookResult,
   ToolDescriptor,
   ToolExecInput,
   ToolExecResult,
+  ToolSpec,
 } from './types';
+
+/** The model that answers a session naming none, when the worker names no default: the offline scripted model. */
+export const SCRIPTED_DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
 
 export interface ActivityDeps {
   tools: ToolRegistry;
+  /** Hooks sessions may select by name (default: none). */
+  hooks?: HookRegistry;
   /** Providers by ModelSpec.provider name; `scripted` is always available. */
   providers?: Record<string, ModelProvider>;
+  /** The model of sessions that name none (default: the scripted model). */
+  defaultModel?: ModelSpec;
   /** Receives every request the scripted model answers (tests assert on it). */
   scriptedRecorder?: ScriptedRecorder;
   /** The transcript cache (default: one per activities object, filled by querying the workflow). */
@@ -37,25 +54,58 @@ export const HEARTBEAT_EVERY_MS = 1000;
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = deps.transcripts ?? new TranscriptCache(readFromWorkflow);
+  const hooks = deps.hooks ?? new HookRegistry();
   const providers: Record<string, ModelProvider> = {
     scripted: new ScriptedProvider(deps.scriptedRecorder),
     ...deps.providers,
   };
+  const defaultModel = deps.defaultModel ?? SCRIPTED_DEFAULT_MODEL;
 
   return {
-    /** One model request. Provider failures arrive as named ApplicationFailures (retryable or not). */
+    /**
+     * One model request, answered by the session's model or the worker's default. Provider failures arrive as
+     * named ApplicationFailures (retryable or not); an unconfigured provider fails at once saying what to set.
+     */
     async modelStep(input: ModelStepInput): Promise<ModelStepResult> {
-      const provider = providers[input.model.provider];
+      const model = input.model ?? defaultModel;
+      const provider = providers[model.provider];
       if (!provider) {
         throw ApplicationFailure.create({
           type: FailureTypes.ModelRequestInvalid,
           nonRetryable: true,
-          message: `model provider "${input.model.provider}" is not configured on this worker (configured: ${Object.keys(providers).join(', ')})`,
+          message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
         });
       }
-      const { prefix: _prefix, newEntries: _new, hash: _hash, chainId: _chain, runId: _run, ...request } = input;
+      const { prefix: _prefix, newEntries: _new, hash: _hash, chainId: _chain, runId: _run, model: _model, ...request } = input;
       const messages = await transcripts.assemble(input);
-      return provider.step({ ...request, messages }, activityCallContext());
+      const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
+        const spec = deps.tools.spec(name);
+        return spec ? [spec] : [];
+      });
+      return provider.step({ ...request, model, toolSpecs, messages }, activityCallContext());
+    },
+
+    /** Resolves the session's hook names against this worker's registry; unknown names fail at once. */
+    async describeHooks(input: DescribeHooksInput): Promise<HookDescriptor[]> {
+      const unknown = input.names.filter((n) => !hooks.get(n));
+      if (unknown.length) {
+        throw ApplicationFailure.create({
+          type: FailureTypes.UnknownHook,
+          nonRetryable: true,
+          message: `session names hook${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${hooks.names().join(', ') || 'none'})`,
+        });
+      }
+      return input.names.map((name) => ({ name, kind: hooks.kind(name)! }));
+    },
+
+    /** One pre-step hook call (a listener of the waterfall); failures are named ApplicationFailures. */
+    async preStepHook(input: PreStepHookInput): Promise<PreStepHookResult> {
+      return withHookContext((ctx) => runPreStepHook(registered(hooks, input.hook), input, ctx));
+    },
+
+    /** One post-tool hook call on a finished tool result; failures are named ApplicationFailures. */
+    async postToolHook(input: PostToolHookInput): Promise<PostToolHookResult> {
+      return withHookContext((ctx) => runPostToolHook(registered(hooks, input.hook), input, ctx));
     },
 
     /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */
@@ -94,6 +144,30 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type SessionActivities = ReturnType<typeof createActivities>;
+
+function registered(hooks: HookRegistry, name: string) {
+  const hook = hooks.get(name);
+  if (!hook) {
+    throw ApplicationFailure.create({
+      type: FailureTypes.UnknownHook,
+      nonRetryable: true,
+      message: `hook "${name}" is not registered on this worker (registered: ${hooks.names().join(', ') || 'none'})`,
+    });
+  }
+  return hook;
+}
+
+/** Runs a hook call with the activity's abort signal, heartbeating every second so a cancel reaches it. */
+async function withHookContext<T>(body: (ctx: HookCallContext) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await body({ signal: ctx.cancellationSignal, heartbeat: (d?: unknown) => ctx.heartbeat(d) });
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 function activityCallContext(): ModelCallContext {
   const ctx = Context.current();

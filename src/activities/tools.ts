@@ -8,7 +8,13 @@ import type { ErrorInfo } from '../domain/events';
 import { toBlocks, type ContentBlock, type MessageSource } from '../domain/messages';
 import { describeZodIssue } from '../domain/util';
 import { ErrorCodes } from '../contract';
-import type { ContextOutput, ToolExecResult } from './types';
+import type { ContextOutput, ToolExecResult, ToolSpec } from './types';
+
+/**
+ * Key of the arguments object a provider reports when the model's tool-call arguments were not a JSON object; its
+ * value is the raw text. The call is logged with it and answered with a TOOL_INVALID_ARGUMENTS result, never run.
+ */
+export const INVALID_ARGUMENTS_KEY = '__invalidArguments';
 
 /** A message a tool sends into its own session. */
 export interface ToolMessage {
@@ -52,14 +58,25 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolReturn> | ToolReturn;
 }
 
-/** Declares a tool; the JSON schema the model sees is derived from `input`. */
+/**
+ * Declares a tool; the JSON schema the model sees is derived from `input`. Throws when the name is not a valid tool
+ * name or `input` does not describe a JSON object (model APIs take object arguments only).
+ */
 export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
   if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(def.name)) throw new Error(`tool name "${def.name}": letters, digits and _ . : - only`);
+  if (inputJsonSchema(def.input).type !== 'object') throw new Error(`tool "${def.name}": input must be a zod object schema`);
   return def;
+}
+
+/** The JSON schema of a tool's input as the model fills it in (zod input side: defaults are optional). */
+function inputJsonSchema(input: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return schema;
 }
 
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolDefinition>();
+  private readonly specs = new Map<string, ToolSpec>();
 
   constructor(tools: Iterable<ToolDefinition> = []) {
     for (const t of tools) this.register(t);
@@ -83,7 +100,19 @@ export class ToolRegistry {
   jsonSchema(name: string): Record<string, unknown> {
     const tool = this.tools.get(name);
     if (!tool) throw new Error(`unknown tool ${name}`);
-    return z.toJSONSchema(tool.input) as Record<string, unknown>;
+    return inputJsonSchema(tool.input);
+  }
+
+  /** The tool as the model sees it (cached: schemas are derived once per tool). */
+  spec(name: string): ToolSpec | undefined {
+    const tool = this.tools.get(name);
+    if (!tool) return undefined;
+    let spec = this.specs.get(name);
+    if (!spec) {
+      spec = { name, description: tool.description, inputSchema: inputJsonSchema(tool.input) };
+      this.specs.set(name, spec);
+    }
+    return spec;
   }
 }
 
@@ -106,6 +135,13 @@ export async function runTool(
     concludesTurn: false,
   });
   if (!tool) return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
+  const raw = args[INVALID_ARGUMENTS_KEY];
+  if (typeof raw === 'string') {
+    return fail({
+      code: ErrorCodes.ToolInvalidArguments,
+      message: `invalid arguments for ${name}: not a JSON object (${JSON.stringify(raw.slice(0, 200))}); call ${name} again with a JSON object that matches its schema`,
+    });
+  }
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
     return fail({

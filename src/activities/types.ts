@@ -4,7 +4,7 @@
  * ApplicationFailures (contract FailureTypes) so the workflow stores values, not exceptions.
  */
 import type { ErrorInfo, ToolCallInfo, Usage } from '../domain/events';
-import type { ContentBlock, MessageSource } from '../domain/messages';
+import type { ContentBlock, MessageSource, UserMessage } from '../domain/messages';
 import type { TranscriptEntry } from '../domain/transcript';
 import type { ModelSpec } from '../domain/wire';
 
@@ -24,7 +24,8 @@ export interface ModelStepInput {
   step: number;
   /** 0-based index of this request in the whole session. */
   requestIndex: number;
-  model: ModelSpec;
+  /** The session's model; absent when the session names none (the worker's default model answers). */
+  model?: ModelSpec;
   system?: string;
   /** Tools the model may call (names registered on the worker). */
   tools: string[];
@@ -42,10 +43,20 @@ export interface ModelRequest {
   turn: number;
   step: number;
   requestIndex: number;
+  /** The model that answers: the session's, or the worker's default. */
   model: ModelSpec;
   system?: string;
   tools: string[];
+  /** What the model sees of each tool in `tools`: description and JSON schema from the worker's registry. */
+  toolSpecs: ToolSpec[];
   messages: TranscriptEntry[];
+}
+
+/** A tool as the model sees it (derived from the tool's zod input schema with `z.toJSONSchema`). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
 }
 
 export interface ModelStepResult {
@@ -64,6 +75,47 @@ export interface ToolDescriptor {
   name: string;
   exclusive: boolean;
 }
+
+export type HookKind = 'pre-step' | 'post-tool';
+export interface DescribeHooksInput {
+  names: string[];
+}
+export interface HookDescriptor {
+  name: string;
+  kind: HookKind;
+}
+
+/** What a pre-step hook is asked (also the JSON an HTTP or command hook receives). */
+export interface PreStepHookInput {
+  event: 'pre-step';
+  hook: string;
+  sessionId: string;
+  turn: number;
+  /** Number of the step this pre-step would open. */
+  step: number;
+  /** The claimed batch, in claim order. */
+  batch: UserMessage[];
+}
+
+/** A pre-step hook's decision: enter (adding `messages` after the downstream batch) or reject. */
+export type PreStepHookResult =
+  { kind: 'enter'; messages: ContextOutput[] } | { kind: 'reject'; reason?: string };
+
+/** What a post-tool hook is asked (also the JSON an HTTP or command hook receives). */
+export interface PostToolHookInput {
+  event: 'post-tool';
+  hook: string;
+  sessionId: string;
+  turn: number;
+  step: number;
+  call: { callId: string; name: string; arguments: Record<string, unknown> };
+  result: { content: ContentBlock[]; error?: ErrorInfo };
+}
+
+/** A post-tool hook's decision: continue (adding contexts) or block (the result becomes `feedback`). */
+export type PostToolHookResult =
+  | { kind: 'continue'; additionalContexts: ContextOutput[] }
+  | { kind: 'block'; feedback: string; additionalContexts: ContextOutput[] };
 
 export interface ToolExecInput {
   sessionId: string;

@@ -68,6 +68,20 @@ export const FailureTypes = {
   UnknownTool: 'UnknownTool',
   ToolFailed: 'ToolFailed',
   ScriptedFailure: 'ScriptedFailure',
+  /** The provider answered 429: retried by Temporal, after Retry-After when the provider sent one. */
+  ModelRateLimited: 'ModelRateLimited',
+  /** 5xx, 408/409, a connection error or a reset: retried by Temporal. */
+  ModelUnavailable: 'ModelUnavailable',
+  /** No chunk within the worker's chunk timeout: retried by Temporal. */
+  ModelTimeout: 'ModelTimeout',
+  /** 401/403: the worker's key was rejected; not retried (the message names the variable to fix). */
+  ModelAuthFailed: 'ModelAuthFailed',
+  /** A session names a hook this worker does not register. */
+  UnknownHook: 'UnknownHook',
+  /** A hook failed (threw, timed out, answered non-2xx, exited non-zero); retryable unless the failure says not. */
+  HookFailed: 'HookFailed',
+  /** A hook answered something that is not a valid decision; not retried. */
+  HookInvalidOutput: 'HookInvalidOutput',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -82,4 +96,9 @@ export const ErrorCodes = {
   PreStepFailed: 'PRE_STEP_FAILED',
   UnknownTool: 'UNKNOWN_TOOL',
   Internal: 'INTERNAL',
+  /** A post-tool hook blocked the result; the content is the hook's feedback. */
+  ToolBlocked: 'TOOL_BLOCKED',
+  /** A post-tool hook failed after its retries; the tool's own result is withheld from the model. */
+  PostToolHookFailed: 'POST_TOOL_HOOK_FAILED',
+  UnknownHook: 'UNKNOWN_HOOK',
 } as const;

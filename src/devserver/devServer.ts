@@ -93,6 +93,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Em
 export interface SpawnDevServerOptions extends DevServerOptions {
   /** Keep workflows in memory only (no SQLite file). Default false. */
   inMemory?: boolean;
+  /** Extra dynamic config values (`key=json`), e.g. `limit.historySize.error=209715200`. */
+  dynamicConfig?: readonly string[];
   /** How long to wait for the server to answer. Default 30 s. */
   readyTimeoutMs?: number;
 }
@@ -134,7 +136,7 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
   const dbFilename = options.inMemory ? undefined : devServerDbFilename(options);
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--namespace', namespace];
   args.push('--log-format', 'text', '--log-level', 'warn');
-  for (const value of DEV_SERVER_DYNAMIC_CONFIG) args.push('--dynamic-config-value', value);
+  for (const value of [...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])]) args.push('--dynamic-config-value', value);
   if (dbFilename) args.push('--db-filename', dbFilename);
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');

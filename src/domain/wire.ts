@@ -39,6 +39,21 @@ export const ModelSpecSchema = z.discriminatedUnion('provider', [
 ]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 
+/**
+ * Parses a model reference as a worker's configuration writes it: `scripted`, or `provider:model` (e.g.
+ * `openai:gpt-4o-mini`, `openai-compatible:llama3.1`). Throws an Error saying the expected form.
+ */
+export function parseModelRef(ref: string): ModelSpec {
+  const text = ref.trim();
+  if (text === 'scripted') return { provider: 'scripted', steps: [] };
+  const at = text.indexOf(':');
+  const parsed = ModelSpecSchema.safeParse({ provider: text.slice(0, Math.max(at, 0)), model: text.slice(at + 1) });
+  if (at <= 0 || !parsed.success || parsed.data.provider === 'scripted') {
+    throw new Error(`model "${ref}": expected "scripted" or "<openai|anthropic|openai-compatible>:<model>", e.g. "openai:gpt-4o-mini"`);
+  }
+  return parsed.data;
+}
+
 const NameSchema = z
   .string()
   .min(1)

@@ -4,6 +4,7 @@
  * against it.
  */
 import { z } from 'zod';
+import { parseModelRef } from '../domain/wire';
 
 /** Every environment variable the worker and the CLI read, with what it does. */
 export const ENV_VARS = {
@@ -19,12 +20,25 @@ export const ENV_VARS = {
   AGENT_SESSIONS_DATA_DIR: 'folder of the embedded dev server SQLite file (default ".data" in the working folder)',
   TEMPORAL_CLI_PATH: 'path of the Temporal CLI binary (dev server)',
   TEMPORAL_TEST_SERVER_PATH: 'path of the Temporal time-skipping test server binary',
+  OPENAI_API_KEY: 'key of the `openai` model provider; the provider is registered only when it is set',
+  OPENAI_BASE_URL: 'base URL of the OpenAI API (default https://api.openai.com/v1), e.g. a proxy',
+  ANTHROPIC_API_KEY: 'key of the `anthropic` model provider; the provider is registered only when it is set',
+  ANTHROPIC_BASE_URL: 'base URL of the Anthropic API (default https://api.anthropic.com/v1)',
+  OPENAI_COMPATIBLE_BASE_URL:
+    'base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio; e.g. http://localhost:11434/v1); registers the `openai-compatible` provider',
+  OPENAI_COMPATIBLE_API_KEY: 'key sent to the OpenAI-compatible server as a bearer token, optional',
+  AGENT_SESSIONS_DEFAULT_MODEL:
+    'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
+  AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS: 'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
+  AGENT_SESSIONS_HOOKS_FILE: 'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;
 
 export const DEFAULT_TASK_QUEUE = 'agent-sessions';
 export const DEFAULT_NAMESPACE = 'default';
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 const ConfigSchema = z.object({
   address: z.string().min(1).optional(),
@@ -43,6 +57,14 @@ const ConfigSchema = z.object({
     }),
   toolsets: z.array(z.string().min(1)).default([]),
   dataDir: z.string().min(1).default('.data'),
+  providers: z.object({
+    openai: z.object({ apiKey: z.string().min(1), baseURL: HttpUrl.optional() }).optional(),
+    anthropic: z.object({ apiKey: z.string().min(1), baseURL: HttpUrl.optional() }).optional(),
+    openaiCompatible: z.object({ baseURL: HttpUrl, apiKey: z.string().min(1).optional() }).optional(),
+    chunkTimeoutMs: z.coerce.number().int().min(1000).max(3_600_000).optional(),
+  }),
+  defaultModel: z.string().min(1).optional(),
+  hooksFile: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -66,14 +88,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((s) => s.trim())
       .filter(Boolean),
     dataDir: blank(env.AGENT_SESSIONS_DATA_DIR),
+    providers: {
+      openai: blank(env.OPENAI_API_KEY) && { apiKey: blank(env.OPENAI_API_KEY), baseURL: blank(env.OPENAI_BASE_URL) },
+      anthropic: blank(env.ANTHROPIC_API_KEY) && { apiKey: blank(env.ANTHROPIC_API_KEY), baseURL: blank(env.ANTHROPIC_BASE_URL) },
+      openaiCompatible: blank(env.OPENAI_COMPATIBLE_BASE_URL) && {
+        baseURL: blank(env.OPENAI_COMPATIBLE_BASE_URL),
+        apiKey: blank(env.OPENAI_COMPATIBLE_API_KEY),
+      },
+      chunkTimeoutMs: blank(env.AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS),
+    },
+    defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
+    hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`invalid configuration: ${issue?.path.join('.') || 'env'}: ${issue?.message}`);
+    const field = issue?.path.join('.') ?? '';
+    throw new Error(`invalid configuration: ${ENV_NAMES[field] ?? (field || 'env')}: ${issue?.message}`);
+  }
+  if (parsed.data.defaultModel) {
+    try {
+      parseModelRef(parsed.data.defaultModel);
+    } catch (err) {
+      throw new Error(`invalid configuration: AGENT_SESSIONS_DEFAULT_MODEL: ${(err as Error).message}`);
+    }
   }
   return parsed.data;
 }
+
+/** The variable behind each configuration field whose name differs from it (for error messages). */
+const ENV_NAMES: Record<string, string> = {
+  'providers.openai.baseURL': 'OPENAI_BASE_URL',
+  'providers.anthropic.baseURL': 'ANTHROPIC_BASE_URL',
+  'providers.openaiCompatible.baseURL': 'OPENAI_COMPATIBLE_BASE_URL',
+  'providers.chunkTimeoutMs': 'AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS',
+};
 
 /** Whether the configuration asks for TLS (an API key or client certificates). */
 export function wantsTls(config: Config): boolean {

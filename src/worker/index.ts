@@ -6,19 +6,32 @@
 import path from 'node:path';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { HookRegistry, type HookDefinition } from '../activities/hooks';
 import type { ModelProvider, ScriptedRecorder } from '../activities/model';
+import { PROVIDER_SETUP } from '../activities/providers';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { DEFAULT_TASK_QUEUE } from '../contract';
+import type { ModelSpec } from '../domain/wire';
 import { loadConfig } from './config';
 import { connectWorker } from './connection';
+import { hooksFromFile } from './hooks';
+import { modelsFromConfig } from './providers';
 import { toolsFromToolsets } from './toolsets';
+
+export { modelsFromConfig, providersFromEnv, defaultModelFromEnv } from './providers';
+export { hooksFromConfig, hooksFromFile } from './hooks';
 
 export interface SessionWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
   tools?: ToolDefinition[];
+  /** Hooks sessions may select by name (function, HTTP or command hooks). */
+  hooks?: HookDefinition[];
+  /** Model providers by name besides `scripted` (see `providersFromConfig`). */
   providers?: Record<string, ModelProvider>;
+  /** The model of sessions that name none (default: the scripted model). Its provider must be registered. */
+  defaultModel?: ModelSpec;
   scriptedRecorder?: ScriptedRecorder;
   /** A prebuilt workflow bundle (tests bundle once per run). */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -31,10 +44,17 @@ export interface SessionWorkerOptions {
 /** Path of our workflows module, from src/ (tests) or dist/ (built). */
 export const DEFAULT_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index');
 
+/** Builds the worker. Throws when a tool or hook is registered twice or the default model's provider is missing. */
 export async function createSessionWorker(opts: SessionWorkerOptions): Promise<Worker> {
+  const provider = opts.defaultModel?.provider;
+  if (provider && provider !== 'scripted' && !opts.providers?.[provider]) {
+    throw new Error(`the default model needs the ${provider} provider: ${PROVIDER_SETUP[provider] ?? 'register it'}`);
+  }
   const activities = createActivities({
     tools: new ToolRegistry(opts.tools ?? []),
+    hooks: new HookRegistry(opts.hooks ?? []),
     ...(opts.providers ? { providers: opts.providers } : {}),
+    ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
     ...(opts.scriptedRecorder ? { scriptedRecorder: opts.scriptedRecorder } : {}),
   });
   const workflowSource = opts.workflowBundle
@@ -58,14 +78,21 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env, add
   const target = address ?? config.address;
   if (!target) throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
   const connection = await connectWorker(config, target);
+  const models = modelsFromConfig(config);
+  const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
   const worker = await createSessionWorker({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     tools: toolsFromToolsets(config.toolsets),
+    hooks,
+    ...models,
   });
+  const model = models.defaultModel;
   console.error(
-    `agent-sessions worker: ${target} namespace=${config.namespace} task-queue=${config.taskQueue} toolsets=${config.toolsets.join(',') || 'none'}`,
+    `agent-sessions worker: ${target} namespace=${config.namespace} task-queue=${config.taskQueue} toolsets=${config.toolsets.join(',') || 'none'} ` +
+      `providers=${['scripted', ...Object.keys(models.providers)].join(',')} default-model=${model ? (model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}`) : 'scripted'} ` +
+      `hooks=${hooks.map((h) => h.name).join(',') || 'none'}`,
   );
   try {
     await worker.run();

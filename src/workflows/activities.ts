@@ -12,6 +12,9 @@ const nonRetryableErrorTypes = [
   FailureTypes.UnknownTool,
   FailureTypes.ScriptedFailure,
   FailureTypes.InvalidPayload,
+  FailureTypes.ModelAuthFailed,
+  FailureTypes.UnknownHook,
+  FailureTypes.HookInvalidOutput,
 ];
 
 export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep'>>({
@@ -29,7 +32,19 @@ export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTo
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3, nonRetryableErrorTypes },
 });
 
-export const setupActivities = proxyActivities<Pick<SessionActivities, 'describeTools'>>({
+export const setupActivities = proxyActivities<Pick<SessionActivities, 'describeTools' | 'describeHooks'>>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes },
+});
+
+/**
+ * Hook calls (pre-step listeners and post-tool hooks). Fewer attempts than model calls: a hook that keeps failing
+ * ends its turn (pre-step) or withholds its tool's result (post-tool) within seconds. A cancelled hook has no
+ * result to commit, so the workflow does not wait for it to settle.
+ */
+export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHook' | 'postToolHook'>>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.TRY_CANCEL,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes },
 });

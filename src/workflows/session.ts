@@ -11,11 +11,12 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setHandler,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ToolDescriptor } from '../activities/types';
+import type { HookDescriptor, ToolDescriptor } from '../activities/types';
 import {
   cancelSignal,
   deliverUpdate,
@@ -49,11 +50,11 @@ import {
   SessionConfigSchema,
   type DeliveryReceipt,
   type Lane,
-  type ModelSpec,
   type SessionConfig,
 } from '../domain/wire';
 import { modelActivities, setupActivities } from './activities';
 import { errorInfo } from './errors';
+import { preStepHookListener } from './hooks';
 import { runPreStep, type PreStepListener } from './preStep';
 import { runToolBatch } from './toolBatch';
 
@@ -80,7 +81,10 @@ export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 10_000;
 /** Largest JSON size of one modelContext / events page. */
 const PAGE_BYTES = 1024 * 1024;
 
-const DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
+/** Marks runs whose `deliver` update checks the session's tool and hook names before accepting (rule 5). */
+const DELIVER_CHECKS_CONFIG = 'deliver-checks-config';
+
+type Resolved<T> = { kind: 'ok'; value: T } | { kind: 'error'; error: { message: string; code: string } };
 
 /** Builds an agentSession workflow function with the given workflow-side extensions. */
 export function defineAgentSession(options: AgentSessionOptions = {}) {
@@ -110,6 +114,10 @@ class SessionWorkflow {
   /** Scope of the running turn; cancelling it interrupts whatever the turn awaits (rules 27–29). */
   private turnScope: CancellationScope | undefined;
   private tools: Map<string, ToolDescriptor> | undefined;
+  private hooks: Map<string, HookDescriptor> | undefined;
+  /** In-flight name checks, shared by the turn loop and `deliver` handlers (one activity each per run). */
+  private toolsPending: Promise<Resolved<Map<string, ToolDescriptor>>> | undefined;
+  private hooksPending: Promise<Resolved<Map<string, HookDescriptor>>> | undefined;
 
   constructor(
     private readonly config: SessionConfig,
@@ -217,8 +225,18 @@ class SessionWorkflow {
     if (this.disposeRequested || this.core.disposed) throw new Error('session disposed');
   }
 
-  private deliver(raw: unknown): DeliveryReceipt {
+  /**
+   * Accepts a delivery. The first delivery of a run whose session names tools or hooks waits for the worker to
+   * resolve them, and an unknown name rejects the update naming it (DESIGN.md: "told at once").
+   */
+  private async deliver(raw: unknown): Promise<DeliveryReceipt> {
     const input = DeliverInputSchema.parse(raw);
+    if (this.configUnchecked() && patched(DELIVER_CHECKS_CONFIG)) {
+      const [tools, hooks] = await Promise.all([this.resolveTools(), this.resolveHooks()]);
+      for (const r of [tools, hooks]) {
+        if (r.kind === 'error') throw ApplicationFailure.create({ type: r.error.code, message: r.error.message, nonRetryable: true });
+      }
+    }
     if (this.disposeRequested || this.core.disposed) {
       throw ApplicationFailure.create({ type: FailureTypes.SessionDisposed, message: 'session disposed', nonRetryable: true });
     }
@@ -282,9 +300,16 @@ class SessionWorkflow {
       for (;;) {
         const batch = core.claim(boundary);
         boundary = 'step';
+        let hooks = this.knownHooks();
+        if (!hooks) {
+          const resolved = await this.resolveHooks();
+          if (this.aborted()) return;
+          if (resolved.kind === 'error') return core.endTurn({ kind: 'error', error: resolved.error });
+          hooks = resolved.value;
+        }
         let decision;
         try {
-          decision = await runPreStep(this.options.preStep ?? [], {
+          decision = await runPreStep(this.preStepListeners(hooks), {
             sessionId: this.sessionId,
             turn,
             step: core.step + 1,
@@ -302,7 +327,7 @@ class SessionWorkflow {
         if (this.aborted()) return;
         if (tools.kind === 'error') return core.endTurn({ kind: 'error', error: tools.error });
         core.startStep(next.messages);
-        const outcome = await this.runStep(tools.allowed);
+        const outcome = await this.runStep(tools.value, hooks);
         if (this.aborted()) return;
         if (outcome.kind === 'end') return core.endTurn(outcome.reason);
         core.endStep();
@@ -327,7 +352,7 @@ class SessionWorkflow {
   }
 
   /** One step after its messages entered: the model request, then its tool calls. */
-  private async runStep(allowed: ReadonlyMap<string, ToolDescriptor>): Promise<
+  private async runStep(allowed: ReadonlyMap<string, ToolDescriptor>, hooks: ReadonlyMap<string, HookDescriptor>): Promise<
     | { kind: 'done'; toolsOweRequest: boolean; concluded: boolean; maxTokens: boolean }
     | { kind: 'end'; reason: TurnEndReason }
   > {
@@ -340,7 +365,8 @@ class SessionWorkflow {
         turn: core.turn,
         step: core.step,
         requestIndex,
-        model: this.config.model ?? DEFAULT_MODEL,
+        // No model: the worker's default answers (its configuration decides, not the workflow).
+        ...(this.config.model ? { model: this.config.model } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
         tools: [...allowed.keys()],
         ...this.newContent(),
@@ -372,6 +398,7 @@ class SessionWorkflow {
       allowed,
       maxParallel: this.config.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS,
       canceling: () => core.canceling !== undefined,
+      postToolHooks: [...hooks.values()].filter((h) => h.kind === 'post-tool').map((h) => h.name),
     });
     return { kind: 'done', toolsOweRequest: true, concluded: batch.concluded, maxTokens: result.finish === 'max-tokens' };
   }
@@ -389,20 +416,58 @@ class SessionWorkflow {
     return { chainId: this.info.firstExecutionRunId, runId: this.info.runId, prefix, newEntries, hash: t.hash };
   }
 
+  /** Whether a name check of this run is still to be made (the session names tools or hooks not yet resolved). */
+  private configUnchecked(): boolean {
+    return (!this.tools && (this.config.tools ?? []).length > 0) || (!this.hooks && (this.config.hooks ?? []).length > 0);
+  }
+
+  /** The workflow's own listeners (outermost), then one listener per pre-step hook, in the session's order. */
+  private preStepListeners(hooks: ReadonlyMap<string, HookDescriptor>): PreStepListener[] {
+    const own = this.options.preStep ?? [];
+    const fromHooks = [...hooks.values()].filter((h) => h.kind === 'pre-step').map((h) => preStepHookListener(h.name));
+    return fromHooks.length ? [...own, ...fromHooks] : [...own];
+  }
+
   /** Resolves the session's tool names against the worker once per run (an unknown name ends the turn in error). */
-  private async resolveTools(): Promise<
-    { kind: 'ok'; allowed: Map<string, ToolDescriptor> } | { kind: 'error'; error: { message: string; code: string } }
-  > {
-    if (this.tools) return { kind: 'ok', allowed: this.tools };
+  private async resolveTools(): Promise<Resolved<Map<string, ToolDescriptor>>> {
+    if (this.tools) return { kind: 'ok', value: this.tools };
     const names = this.config.tools ?? [];
-    if (names.length === 0) return { kind: 'ok', allowed: (this.tools = new Map()) };
-    try {
-      const described = await setupActivities.describeTools({ names });
-      this.tools = new Map(described.map((t) => [t.name, t]));
-      return { kind: 'ok', allowed: this.tools };
-    } catch (err) {
-      return { kind: 'error', error: errorInfo(err, ErrorCodes.UnknownTool) };
-    }
+    if (names.length === 0) return { kind: 'ok', value: (this.tools = new Map()) };
+    this.toolsPending ??= setupActivities.describeTools({ names }).then(
+      (described): Resolved<Map<string, ToolDescriptor>> => {
+        this.tools = new Map(described.map((t) => [t.name, t]));
+        return { kind: 'ok', value: this.tools };
+      },
+      (err: unknown): Resolved<Map<string, ToolDescriptor>> => {
+        this.toolsPending = undefined; // a later boundary asks again
+        return { kind: 'error', error: errorInfo(err, ErrorCodes.UnknownTool) };
+      },
+    );
+    return this.toolsPending;
+  }
+
+  /** The session's hooks when known without asking the worker (resolved before, or none named). */
+  private knownHooks(): Map<string, HookDescriptor> | undefined {
+    if (!this.hooks && (this.config.hooks ?? []).length === 0) this.hooks = new Map();
+    return this.hooks;
+  }
+
+  /** Resolves the session's hook names and kinds once per run (an unknown name ends the turn in error). */
+  private resolveHooks(): Promise<Resolved<Map<string, HookDescriptor>>> {
+    const known = this.knownHooks();
+    if (known) return Promise.resolve({ kind: 'ok', value: known });
+    const names = this.config.hooks ?? [];
+    this.hooksPending ??= setupActivities.describeHooks({ names }).then(
+      (described): Resolved<Map<string, HookDescriptor>> => {
+        this.hooks = new Map(described.map((h) => [h.name, h]));
+        return { kind: 'ok', value: this.hooks };
+      },
+      (err: unknown): Resolved<Map<string, HookDescriptor>> => {
+        this.hooksPending = undefined;
+        return { kind: 'error', error: errorInfo(err, ErrorCodes.UnknownHook) };
+      },
+    );
+    return this.hooksPending;
   }
 }
 

@@ -4,7 +4,8 @@
  * whatever order the activities finish in, each followed by its additional contexts inserted into `next-step`.
  * Cancellation (rule 29): once the turn is canceling no further call starts; calls already started settle (their
  * activities are asked to cancel) and commit in order; calls never started get synthetic `tool/call` +
- * `tool/result` pairs with ABORTED_BEFORE_DISPATCH after them. Deterministic (workflow sandbox).
+ * `tool/result` pairs with ABORTED_BEFORE_DISPATCH after them. The session's post-tool hooks run on each result
+ * before it commits (./hooks). Deterministic (workflow sandbox).
  */
 import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
 import type { ToolDescriptor, ToolExecResult } from '../activities/types';
@@ -14,6 +15,7 @@ import { makeUserMessage } from '../domain/messages';
 import type { SessionCore } from '../domain/session';
 import { toolActivities } from './activities';
 import { errorInfo } from './errors';
+import { applyPostToolHooks } from './hooks';
 
 export interface ToolBatchOptions {
   sessionId: string;
@@ -23,6 +25,8 @@ export interface ToolBatchOptions {
   maxParallel: number;
   /** Whether the turn is being cancelled. */
   canceling(): boolean;
+  /** The session's post-tool hooks, in order; they see each result before it commits (rule 19). */
+  postToolHooks?: readonly string[];
 }
 
 export interface ToolBatchOutcome {
@@ -58,8 +62,17 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
     core.toolCall(call);
     running += 1;
     const { turn, step } = core;
-    return toolActivities
-      .executeTool({ sessionId: opts.sessionId, turn, step, callId: call.callId, name: call.name, arguments: call.arguments })
+    const hooks = opts.postToolHooks ?? [];
+    let settled = toolActivities.executeTool({
+      sessionId: opts.sessionId,
+      turn,
+      step,
+      callId: call.callId,
+      name: call.name,
+      arguments: call.arguments,
+    });
+    if (hooks.length) settled = settled.then((r) => applyPostToolHooks(hooks, { sessionId: opts.sessionId, turn, step, call }, r));
+    return settled
       .then(
         (r) => {
           results[index] = r;

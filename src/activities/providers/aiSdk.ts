@@ -1,0 +1,123 @@
+/**
+ * A ModelProvider over the Vercel AI SDK (v6): one `streamText` call per model request, with the SDK's own retries
+ * off (Temporal retries the activity) and tools given as schemas only (the SDK reports calls; our tool activities
+ * run them). While the response streams, the activity heartbeats the partial text at most once a second, so a
+ * cancel reaches it within a heartbeat; a cancelled call returns its visible text as an interrupted answer (rule
+ * 29). Failures become named ApplicationFailures (./errors). Not deterministic: runs in activities.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { streamText, type LanguageModel } from 'ai';
+import { FailureTypes } from '../../contract';
+import type { ToolCallInfo, Usage } from '../../domain/events';
+import type { ModelCallContext, ModelProvider } from '../model';
+import type { ModelRequest, ModelStepResult } from '../types';
+import { modelFailure, type ProviderLabels } from './errors';
+import { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
+
+export type AiSdkProviderName = 'openai' | 'anthropic' | 'openai-compatible';
+
+export interface AiSdkProviderOptions {
+  name: AiSdkProviderName;
+  /** The SDK model for a model id (e.g. `createOpenAI({apiKey}).chat`). */
+  model(modelId: string): LanguageModel;
+  /** The worker variables that configure this provider, for error messages. */
+  labels?: Omit<ProviderLabels, 'provider'>;
+  /** Longest wait for the next chunk of a response before the attempt fails as a timeout (default 120 s). */
+  chunkTimeoutMs?: number;
+  /** Most output tokens per request (default: the provider's). */
+  maxOutputTokens?: number;
+}
+
+/** Longest partial text carried in one heartbeat (heartbeat details are stored by the server). */
+const HEARTBEAT_TEXT_CHARS = 64 * 1024;
+export const DEFAULT_CHUNK_TIMEOUT_MS = 120_000;
+/** Heartbeats while a response streams: never more often than this. */
+const HEARTBEAT_EVERY_MS = 1000;
+
+export class AiSdkProvider implements ModelProvider {
+  readonly name: AiSdkProviderName;
+  private readonly labels: ProviderLabels;
+
+  constructor(private readonly options: AiSdkProviderOptions) {
+    this.name = options.name;
+    this.labels = { provider: options.name, ...options.labels };
+  }
+
+  async step(request: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
+    const spec = request.model;
+    if (spec.provider !== this.name)
+      throw new Error(`${this.name} provider called with a ${spec.provider} model`);
+    const modelId = spec.model;
+    let text = '';
+    const toolCalls: ToolCallInfo[] = [];
+    let usage: Usage | undefined;
+    let finishReason: string | undefined;
+    const interrupted = (): ModelStepResult => ({ text, toolCalls: [], finish: 'stop', interrupted: true });
+
+    const beat = () =>
+      ctx.heartbeat({
+        partialText: text.length > HEARTBEAT_TEXT_CHARS ? text.slice(-HEARTBEAT_TEXT_CHARS) : text,
+      });
+    beat();
+    const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+    try {
+      const tools = toToolSet(request.toolSpecs);
+      const result = streamText({
+        model: this.options.model(modelId),
+        ...(request.system !== undefined ? { system: request.system } : {}),
+        messages: toModelMessages(request.messages),
+        ...(tools ? { tools } : {}),
+        maxRetries: 0,
+        abortSignal: ctx.signal,
+        timeout: { chunkMs: this.options.chunkTimeoutMs ?? DEFAULT_CHUNK_TIMEOUT_MS },
+        ...(this.options.maxOutputTokens ? { maxOutputTokens: this.options.maxOutputTokens } : {}),
+        onError: () => {}, // errors arrive as `error` parts below; the SDK would otherwise print them
+      });
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'text-delta':
+            text += part.text;
+            break;
+          case 'tool-call':
+            if (!part.providerExecuted) toolCalls.push(fromSdkToolCall(part));
+            break;
+          case 'finish':
+            finishReason = part.finishReason;
+            usage = usageOf(part.totalUsage);
+            break;
+          case 'error':
+            throw modelFailure(part.error, this.labels, modelId);
+          case 'abort':
+            if (ctx.signal.aborted) return interrupted();
+            // Aborted without a cancel: the SDK's chunk timeout fired.
+            throw ApplicationFailure.create({
+              type: FailureTypes.ModelTimeout,
+              message: `${this.name} sent nothing for ${Math.round((this.options.chunkTimeoutMs ?? DEFAULT_CHUNK_TIMEOUT_MS) / 1000)} s`,
+            });
+          default:
+            break;
+        }
+      }
+    } catch (err) {
+      if (ctx.signal.aborted) return interrupted();
+      throw modelFailure(err, this.labels, modelId);
+    } finally {
+      clearInterval(timer);
+    }
+    if (ctx.signal.aborted) return interrupted();
+    const finish = finishReason === 'length' ? 'max-tokens' : toolCalls.length ? 'tool-calls' : 'stop';
+    return { text, toolCalls, finish, ...(usage ? { usage } : {}) };
+  }
+}
+
+function usageOf(u: {
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
+  totalTokens?: number | undefined;
+}): Usage | undefined {
+  const usage: Usage = {};
+  if (u.inputTokens !== undefined) usage.inputTokens = u.inputTokens;
+  if (u.outputTokens !== undefined) usage.outputTokens = u.outputTokens;
+  if (u.totalTokens !== undefined) usage.totalTokens = u.totalTokens;
+  return Object.keys(usage).length ? usage : undefined;
+}

@@ -1,0 +1,78 @@
+/**
+ * The real model providers, built from worker configuration only (keys and base URLs never come from a session):
+ * `openai` (OpenAI's chat completions API), `anthropic` (the messages API) and `openai-compatible` (any server
+ * speaking the OpenAI chat API: Ollama, vLLM, llama.cpp, LM Studio). A provider exists only when configured.
+ * Not deterministic: the providers do I/O.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { ModelProvider } from '../model';
+import { AiSdkProvider } from './aiSdk';
+
+export { PROVIDER_SETUP } from './setup';
+
+export {
+  AiSdkProvider,
+  DEFAULT_CHUNK_TIMEOUT_MS,
+  type AiSdkProviderName,
+  type AiSdkProviderOptions,
+} from './aiSdk';
+export { modelFailure, retryAfterMs, type ProviderLabels } from './errors';
+export { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
+export { parseModelRef } from '../../domain/wire';
+
+/** Provider settings as the worker reads them from its environment. */
+export interface ProviderSettings {
+  openai?: { apiKey: string; baseURL?: string };
+  anthropic?: { apiKey: string; baseURL?: string };
+  openaiCompatible?: { baseURL: string; apiKey?: string; name?: string };
+  /** Longest wait for the next chunk of a streamed response. */
+  chunkTimeoutMs?: number;
+}
+
+/** The configured providers by name; unconfigured ones are absent. */
+export function createProviders(settings: ProviderSettings): Record<string, ModelProvider> {
+  const out: Record<string, ModelProvider> = {};
+  const chunk = settings.chunkTimeoutMs !== undefined ? { chunkTimeoutMs: settings.chunkTimeoutMs } : {};
+  if (settings.openai) {
+    const sdk = createOpenAI({
+      apiKey: settings.openai.apiKey,
+      ...(settings.openai.baseURL ? { baseURL: settings.openai.baseURL } : {}),
+    });
+    out.openai = new AiSdkProvider({
+      name: 'openai',
+      model: (id) => sdk.chat(id),
+      labels: { keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL' },
+      ...chunk,
+    });
+  }
+  if (settings.anthropic) {
+    const sdk = createAnthropic({
+      apiKey: settings.anthropic.apiKey,
+      ...(settings.anthropic.baseURL ? { baseURL: settings.anthropic.baseURL } : {}),
+    });
+    out.anthropic = new AiSdkProvider({
+      name: 'anthropic',
+      model: (id) => sdk(id),
+      labels: { keyVar: 'ANTHROPIC_API_KEY', baseUrlVar: 'ANTHROPIC_BASE_URL' },
+      ...chunk,
+    });
+  }
+  if (settings.openaiCompatible) {
+    const c = settings.openaiCompatible;
+    const sdk = createOpenAICompatible({
+      name: c.name ?? 'openai-compatible',
+      baseURL: c.baseURL,
+      ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+      includeUsage: true,
+    });
+    out['openai-compatible'] = new AiSdkProvider({
+      name: 'openai-compatible',
+      model: (id) => sdk.chatModel(id),
+      labels: { keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL' },
+      ...chunk,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+/**
+ * Rule 34 / scenario 26: every golden history in test/replay/histories/ replays with the current workflow code (the
+ * test bundle: agentSession and its pre-step variants) without a determinism error. And the check can fail: a copy of
+ * a golden history whose recorded commands no longer match what the code does is reported, naming the file.
+ *
+ * When this test fails after a workflow change, read docs/testing.md ("When a change breaks replay").
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { HistoryReplayError, replayHistories } from '../../src/testing';
+import { CORPUS_DIR } from './record';
+
+const bundle = () => ({ workflowBundle: { codePath: inject('workflowBundlePath') } });
+const tmpDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface JsonEvent {
+  eventType: string;
+  activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+  [key: string]: unknown;
+}
+
+const golden = (name: string) =>
+  JSON.parse(readFileSync(path.join(CORPUS_DIR, name), 'utf8')) as { events: JsonEvent[] };
+
+/** Writes `history` as `<name>` into a fresh temporary folder and returns the folder. */
+function folderWith(name: string, history: unknown): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sessions-replay-'));
+  tmpDirs.push(dir);
+  writeFileSync(path.join(dir, name), JSON.stringify(history));
+  return dir;
+}
+
+describe('replay corpus', () => {
+  it('replays every golden history with the current workflow code', async () => {
+    const files = readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThanOrEqual(8);
+    const summary = await replayHistories(CORPUS_DIR, bundle());
+    expect(summary).toEqual({
+      replayed: files.length,
+      files: files.sort().map((f) => path.join(CORPUS_DIR, f)),
+    });
+  });
+
+  it('fails, naming the file, when a recorded command no longer matches the code (a renamed activity)', async () => {
+    const history = golden('scenario-05-inject-from-tool-v1.json');
+    const scheduled = history.events.filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED');
+    const model = scheduled.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'modelStep',
+    );
+    expect(model).toBeDefined();
+    model!.activityTaskScheduledEventAttributes!.activityType.name = 'modelStepV0';
+    const dir = folderWith('renamed-activity.json', history);
+
+    const error = await replayHistories(dir, bundle()).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(HistoryReplayError);
+    const failure = (error as HistoryReplayError).failures[0]!;
+    expect(failure.file).toBe(path.join(dir, 'renamed-activity.json'));
+    expect(failure.error.name).toBe('DeterminismViolationError');
+    expect((error as Error).message).toContain('renamed-activity.json');
+    expect((error as Error).message).toMatch(/modelStepV0|modelStep/);
+  });
+
+  it('fails when the history holds a command the code does not issue at that point (describeTools for modelStep)', async () => {
+    // Scenario 2's session has no tools, so its first activity is the model call; a history whose first activity
+    // resolves tools is what a change in when tools are resolved would leave behind.
+    const history = golden('scenario-02-idle-inject-followup-v1.json');
+    const model = history.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')!;
+    model.activityTaskScheduledEventAttributes!.activityType.name = 'describeTools';
+    const dir = folderWith('scenario-02-changed.json', history);
+    await expect(replayHistories(dir, bundle())).rejects.toThrow(
+      /scenario-02-changed\.json: DeterminismViolationError/,
+    );
+  });
+
+  it('reports every failing file of a folder, and replays the good ones', async () => {
+    const dir = folderWith('good.json', golden('scenario-16-cancel-during-model-v1.json'));
+    const bad = golden('scenario-11-tool-batch-contexts-v1.json');
+    const tool = bad.events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'executeTool',
+    )!;
+    tool.activityTaskScheduledEventAttributes!.activityType.name = 'runTool';
+    writeFileSync(path.join(dir, 'bad.json'), JSON.stringify(bad));
+    const error = (await replayHistories(dir, bundle()).catch((err: unknown) => err)) as HistoryReplayError;
+    expect(error).toBeInstanceOf(HistoryReplayError);
+    expect(error.failures.map((f) => path.basename(f.file))).toEqual(['bad.json']);
+    expect(error.summary.replayed).toBe(1);
+  });
+});
