@@ -12,6 +12,7 @@ import {
   isCancellation,
   log,
   patched,
+  setDefaultSignalHandler,
   setHandler,
   uuid4,
   workflowInfo,
@@ -183,12 +184,11 @@ class SessionWorkflow {
   // ---- handlers (each delegates in a line or two) ----
 
   private registerHandlers(): void {
-    setHandler(followupSignal, (raw: unknown) => this.onLaneSignal('followup', raw));
-    setHandler(steerSignal, (raw: unknown) => this.onLaneSignal('steer', raw));
-    setHandler(injectSignal, (raw: unknown) => this.onLaneSignal('inject', raw));
+    // One handler for every signal, registered first: Temporal hands signals that arrived before the first workflow
+    // task to specific handlers one name at a time, which would put a followup before an inject sent earlier.
+    // The default handler receives them all in arrival order (rule 9).
+    setDefaultSignalHandler((name: string, ...args: unknown[]) => this.onSignal(name, args[0]));
     setHandler(deliverUpdate, (raw) => this.deliver(raw), { validator: (raw: unknown) => this.validateDeliver(raw) });
-    setHandler(cancelSignal, (raw: unknown) => this.onCancel(raw));
-    setHandler(disposeSignal, () => this.onDispose());
     setHandler(eventsQuery, (raw) => this.events(raw));
     setHandler(stateQuery, () => this.core.stateView());
     setHandler(transcriptQuery, () => ({
@@ -198,6 +198,23 @@ class SessionWorkflow {
       ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
     }));
     setHandler(modelContextQuery, (range) => this.modelContext(range));
+  }
+
+  private onSignal(name: string, raw: unknown): void {
+    switch (name) {
+      case followupSignal.name:
+        return this.onLaneSignal('followup', raw);
+      case steerSignal.name:
+        return this.onLaneSignal('steer', raw);
+      case injectSignal.name:
+        return this.onLaneSignal('inject', raw);
+      case cancelSignal.name:
+        return this.onCancel(raw);
+      case disposeSignal.name:
+        return this.onDispose();
+      default:
+        return this.refuse(name, 'unknown signal (expected followup, steer, inject, cancel or dispose)');
+    }
   }
 
   /** A signal cannot reject: bad input is counted and logged, never thrown (rule 5). */

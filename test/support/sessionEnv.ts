@@ -145,3 +145,31 @@ export async function startSessionTestEnvWithTools(
     },
   };
 }
+
+/**
+ * A client for `workflowType` on a task queue no worker polls yet. Whatever is started and signalled before
+ * `startWorker()` reaches the workflow in its first workflow task, in arrival order.
+ */
+export function withoutWorkerYet(t: SessionTestEnv, workflowType?: string) {
+  const taskQueue = `late-${randomUUID()}`;
+  const s = new SessionClient({ client: t.env.client, taskQueue, ...(workflowType ? { workflowType } : {}) });
+  let stop: () => Promise<void> = async () => {};
+  return {
+    s,
+    async startWorker() {
+      const worker = await createSessionWorker({
+        connection: t.env.nativeConnection,
+        taskQueue,
+        tools: testingTools,
+        scriptedRecorder: t.recorder,
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+      });
+      const running = worker.run();
+      stop = async () => {
+        worker.shutdown();
+        await running;
+      };
+    },
+    stop: () => stop(),
+  };
+}

@@ -4,7 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/client';
-import { newId, settle, startSessionTestEnv, summarize, userTexts, waitUntil, type SessionTestEnv } from '../support/sessionEnv';
+import {
+  newId,
+  settle,
+  startSessionTestEnv,
+  summarize,
+  userTexts,
+  waitUntil,
+  withoutWorkerYet,
+  type SessionTestEnv,
+} from '../support/sessionEnv';
 
 let t: SessionTestEnv;
 beforeAll(async () => {
@@ -74,11 +83,13 @@ describe('idle inject (scenarios 1–3)', () => {
 
 describe('turns (scenarios 14, 23)', () => {
   it('14: five follow-ups in one workflow task run as turns 1..5, one user/message each, in order', async () => {
-    const s = t.sessions();
+    // Started and signalled before any worker polls: the first workflow task holds all five.
+    const late = withoutWorkerYet(t);
+    const s = late.s;
     const id = newId();
-    // Signal-with-start delivers the first in the start task; the other four land together before the worker runs.
     await s.start(id);
-    await Promise.all(['F1', 'F2', 'F3', 'F4', 'F5'].map((x, i) => s.followup(id, { id: `${id}-${i}`, content: x })));
+    for (const [i, x] of ['F1', 'F2', 'F3', 'F4', 'F5'].entries()) await s.followup(id, { id: `${id}-${i}`, content: x });
+    await late.startWorker();
     const events = await settle(s, id, 5);
     const perTurn = new Map<number, string[]>();
     let turn = 0;
@@ -95,6 +106,42 @@ describe('turns (scenarios 14, 23)', () => {
     expect(requests).toHaveLength(5);
     // Each later turn's request holds the earlier turns' answers: one send, one turn (rule 22).
     expect(requests[4]!.messages.filter((m) => m.role === 'assistant')).toHaveLength(4);
+    // All five were inserted in the first task, before turn 1 opened (rule 9).
+    expect(summarize(events).slice(0, 6)).toEqual([
+      'insert next-turn F1',
+      'insert next-turn F2',
+      'insert next-turn F3',
+      'insert next-turn F4',
+      'insert next-turn F5',
+      'turn/start 1',
+    ]);
+    await late.stop();
+  });
+
+  it('9: messages on different lanes that arrive before the first workflow task keep their arrival order', async () => {
+    const late = withoutWorkerYet(t);
+    const s = late.s;
+    const id = newId();
+    await s.start(id);
+    await s.followup(id, 'P');
+    await s.inject(id, { content: 'A', source: plugin('watcher') });
+    await s.steer(id, 'S');
+    await s.inject(id, { content: 'B', source: plugin('watcher') });
+    await late.startWorker();
+    const events = await settle(s, id);
+    expect(summarize(events).slice(0, 7)).toEqual([
+      'insert next-turn P',
+      'insert next-step A',
+      'insert next-step S',
+      'insert next-step B',
+      'turn/start 1',
+      'claim next-step 3',
+      'claim next-turn 1',
+    ]);
+    // Every event of that first task carries the same workflow time (rule 8: one task).
+    expect(new Set(events.slice(0, 7).map((e) => e.time)).size).toBe(1);
+    expect(userTexts(t.recorder.requests(id)[0]!)).toEqual(['A', 'S', 'B', 'P']);
+    await late.stop();
   });
 
   it('23: steer while idle wakes like a follow-up, and its batch carries pending injected context', async () => {

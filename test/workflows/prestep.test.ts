@@ -7,16 +7,13 @@
  * the log, sends its input, then skips workflow time with `env.sleep`. Input that must arrive "in one go" is sent to
  * a task queue no worker polls yet; the worker is started afterwards, so its first workflow task sees it all.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { SessionClient } from '../../src/client';
 import type { SessionEvent, SpliceData } from '../../src/domain/events';
 import { spliceShape } from '../../src/domain/inbox';
 import type { ModelSpec, ScriptedStep } from '../../src/domain/wire';
-import { testingTools } from '../../src/testing/tools';
-import { createSessionWorker } from '../../src/worker';
 import {
+  withoutWorkerYet,
   newId,
   settle,
   startSessionTestEnv,
@@ -56,34 +53,6 @@ const enteredTexts = (events: readonly SessionEvent[]) =>
   events.flatMap((e) =>
     e.type === 'user/message' ? [e.data.message.content.map((b) => b.text).join('')] : [],
   );
-
-/**
- * A client for `workflowType` on a task queue no worker polls yet. Whatever is started and signalled before
- * `startWorker()` reaches the workflow in its first workflow task, in arrival order.
- */
-function withoutWorkerYet(workflowType: string) {
-  const taskQueue = `late-${randomUUID()}`;
-  const s = new SessionClient({ client: t.env.client, taskQueue, workflowType });
-  let stop: () => Promise<void> = async () => {};
-  return {
-    s,
-    async startWorker() {
-      const worker = await createSessionWorker({
-        connection: t.env.nativeConnection,
-        taskQueue,
-        tools: testingTools,
-        scriptedRecorder: t.recorder,
-        workflowBundle: { codePath: inject('workflowBundlePath') },
-      });
-      const running = worker.run();
-      stop = async () => {
-        worker.shutdown();
-        await running;
-      };
-    },
-    stop: () => stop(),
-  };
-}
 
 describe('claim before pre-step (rules 10, 11)', () => {
   it('11: turn/start, then the claim splices (pure deletions, next-step first), then pre-step, then step/start', async () => {
@@ -307,7 +276,7 @@ describe('what listeners decide (scenarios 7, 8, 10; rules 13, 15, 16)', () => {
   });
 
   it('8: followup(secret), followup(safe) in one go → turn 1 blocked without a step; safe waits for W, then runs in its own turn', async () => {
-    const late = withoutWorkerYet('agentSessionGuard');
+    const late = withoutWorkerYet(t, 'agentSessionGuard');
     const { s } = late;
     const id = newId();
     try {
@@ -358,7 +327,7 @@ describe('what listeners decide (scenarios 7, 8, 10; rules 13, 15, 16)', () => {
   });
 
   it('10: a pre-step that fails with P1, P2 queued ends turn 1 in error with no step; P1 is gone, P2 runs after W', async () => {
-    const late = withoutWorkerYet('agentSessionFailOnce');
+    const late = withoutWorkerYet(t, 'agentSessionFailOnce');
     const { s } = late;
     const id = newId();
     try {
