@@ -51,7 +51,7 @@ export class ScriptedProvider implements ModelProvider {
   async step(input: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
     if (input.model.provider !== 'scripted') throw new Error('scripted provider called with another model');
     this.recorder?.record(input);
-    const step = input.model.steps[input.requestIndex];
+    const step = input.model.steps[input.requestIndex - (input.model.firstStep ?? 0)];
     if (!step) {
       const lastUser = [...input.messages].reverse().find((m) => m.role === 'user');
       return { text: `echo: ${lastUser ? textOf(lastUser.content) : ''}`, toolCalls: [], finish: 'stop' };

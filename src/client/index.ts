@@ -167,21 +167,24 @@ export class SessionClient {
     return this.eventsOfRun(sessionId, afterSeq, undefined, Infinity);
   }
 
+  /**
+   * Events of one run (the latest when runId is undefined) with afterSeq < seq <= untilSeq, reading the runs before
+   * it first when afterSeq lies before its first event. Pages are as large as the session allows (10,000 events or
+   * 1 MB): a query to a closed run replays that run on a worker, so fewer queries matter.
+   */
   private async eventsOfRun(sessionId: string, afterSeq: number, runId: string | undefined, untilSeq: number) {
     const out: SessionEvent[] = [];
     let after = afterSeq;
+    let page = await this.events(sessionId, after, MAX_EVENTS_PAGE, runId);
+    if (after + 1 < page.firstSeq && page.previousRunId) {
+      out.push(...(await this.eventsOfRun(sessionId, after, page.previousRunId, page.firstSeq - 1)));
+    }
     for (;;) {
-      const page = await this.events(sessionId, after, undefined, runId);
-      if (after + 1 < page.firstSeq && page.previousRunId && out.length === 0) {
-        // Earlier events live in the run before this one (continue-as-new): read them there first.
-        out.push(...(await this.eventsOfRun(sessionId, after, page.previousRunId, page.firstSeq - 1)));
-        after = page.firstSeq - 1;
-        continue;
-      }
-      out.push(...page.events.filter((e) => e.seq <= untilSeq));
+      out.push(...page.events.filter((e) => e.seq > after && e.seq <= untilSeq));
       const last = page.events.at(-1);
       if (!last || last.seq >= Math.min(page.lastSeq, untilSeq)) return out;
       after = last.seq;
+      page = await this.events(sessionId, after, MAX_EVENTS_PAGE, runId);
     }
   }
 
@@ -276,6 +279,9 @@ export class SessionClient {
     }
   }
 }
+
+/** Largest page the `events` query serves (it also stops at 1 MB of JSON). */
+const MAX_EVENTS_PAGE = 10_000;
 
 const LANE_SIGNALS = { followup: followupSignal, steer: steerSignal, inject: injectSignal } as const;
 

@@ -31,7 +31,12 @@ export const ScriptedStepSchema = z.strictObject({
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 
 export const ModelSpecSchema = z.discriminatedUnion('provider', [
-  z.strictObject({ provider: z.literal('scripted'), steps: z.array(ScriptedStepSchema).max(10_000).default([]) }),
+  z.strictObject({
+    provider: z.literal('scripted'),
+    steps: z.array(ScriptedStepSchema).max(10_000).default([]),
+    /** Index of steps[0] in the session's script: the workflow sends a model request only the step it needs. */
+    firstStep: z.number().int().min(0).optional(),
+  }),
   z.strictObject({
     provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
     model: z.string().min(1).max(256),

@@ -21,8 +21,7 @@ import { SessionClient } from '../client';
 import { createDevServerEnv, createTimeSkippingEnv } from '../devserver';
 import type { SessionEvent } from '../domain/events';
 import { assertLogValid } from '../domain/invariants';
-import { createSessionWorker, DEFAULT_WORKFLOWS_PATH } from '../worker';
-import { resolveWorkflowsPath } from './history';
+import { createSessionWorker, DEFAULT_WORKFLOWS_PATH, resolveWorkflowsPath } from '../worker';
 import { testingTools } from './tools';
 
 export interface TestSessionEnvOptions {

@@ -7,7 +7,7 @@
  * SDK's `historyToJSON` write them). A history does not name its workflow id; replay uses the file's name (the
  * agentSession workflow reads its id only to pass it to activities, which replay does not run).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -15,7 +15,7 @@ import { historyFromJSON, historyToJSON, type History } from '@temporalio/common
 import * as proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root';
 import { Worker, type ReplayWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
-import { DEFAULT_WORKFLOWS_PATH } from '../worker';
+import { DEFAULT_WORKFLOWS_PATH, resolveWorkflowsPath } from '../worker';
 
 export type { History };
 
@@ -210,21 +210,6 @@ export async function replayHistoryFiles(
   return summary;
 }
 
-/**
- * A workflows module path the bundler can read: as given when it exists, else with `.ts` or `.js` appended (our
- * default path has no extension and is `.ts` under src/, `.js` under dist/; `require.resolve` alone misses `.ts`
- * when tests run through vitest). Throws naming the path.
- */
-export function resolveWorkflowsPath(p: string): string {
-  for (const candidate of [p, `${p}.ts`, `${p}.js`]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return path.resolve(candidate);
-  }
-  try {
-    return require.resolve(p);
-  } catch {
-    throw new Error(`workflows module not found: ${p}`);
-  }
-}
 
 /** A file itself, or the sorted `*.json` files directly in a folder. Throws naming a path that does not exist. */
 function historyFilesAt(p: string): string[] {
@@ -241,3 +226,6 @@ function historyFilesAt(p: string): string[] {
     .sort()
     .map((name) => path.join(full, name));
 }
+
+/** Re-exported for callers that replay with a workflows path (the worker owns the resolution). */
+export { resolveWorkflowsPath };

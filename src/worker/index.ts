@@ -3,6 +3,7 @@
  * and its activities on one task queue; `runWorkerFromEnv` is what `npx agent-sessions worker` runs.
  * Not deterministic (does I/O); never imported by workflow code.
  */
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
@@ -59,7 +60,7 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
   });
   const workflowSource = opts.workflowBundle
     ? { workflowBundle: opts.workflowBundle }
-    : { workflowsPath: require.resolve(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
+    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
@@ -98,5 +99,21 @@ export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env, add
     await worker.run();
   } finally {
     await connection.close();
+  }
+}
+
+/**
+ * A workflows module path the bundler can read: as given when it exists, else with `.ts` or `.js` appended (our
+ * default path has no extension and is `.ts` under src/, `.js` under dist/; `require.resolve` alone misses `.ts`
+ * when tests run through vitest). Throws naming the path.
+ */
+export function resolveWorkflowsPath(p: string): string {
+  for (const candidate of [p, `${p}.ts`, `${p}.js`]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return path.resolve(candidate);
+  }
+  try {
+    return require.resolve(p);
+  } catch {
+    throw new Error(`workflows module not found: ${p}`);
   }
 }

@@ -51,6 +51,7 @@ import {
   SessionConfigSchema,
   type DeliveryReceipt,
   type Lane,
+  type ModelSpec,
   type SessionConfig,
 } from '../domain/wire';
 import { modelActivities, setupActivities } from './activities';
@@ -383,7 +384,7 @@ class SessionWorkflow {
         step: core.step,
         requestIndex,
         // No model: the worker's default answers (its configuration decides, not the workflow).
-        ...(this.config.model ? { model: this.config.model } : {}),
+        ...(this.config.model ? { model: this.modelFor(requestIndex) } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
         tools: [...allowed.keys()],
         ...this.newContent(),
@@ -418,6 +419,16 @@ class SessionWorkflow {
       postToolHooks: [...hooks.values()].filter((h) => h.kind === 'post-tool').map((h) => h.name),
     });
     return { kind: 'done', toolsOweRequest: true, concluded: batch.concluded, maxTokens: result.finish === 'max-tokens' };
+  }
+
+  /**
+   * The session's model for one request. A scripted model's script can be long; the request carries only the step
+   * it answers with, so history does not grow with the script's length.
+   */
+  private modelFor(requestIndex: number): ModelSpec | undefined {
+    const model = this.config.model;
+    if (model?.provider !== 'scripted') return model;
+    return { provider: 'scripted', steps: model.steps.slice(requestIndex, requestIndex + 1), firstStep: requestIndex };
   }
 
   /**

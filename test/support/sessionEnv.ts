@@ -10,7 +10,6 @@ import { ScriptedRecorder } from '../../src/activities/model';
 import { SessionClient } from '../../src/client';
 import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
-import { assertLogValid } from '../../src/domain/invariants';
 import { spliceShape } from '../../src/domain/inbox';
 import { textOf } from '../../src/domain/messages';
 import { testingTools } from '../../src/testing/tools';
@@ -52,29 +51,8 @@ export async function startSessionTestEnv(kind: 'time-skipping' | 'dev' = 'time-
   };
 }
 
-/** Polls `read` until `done` holds (bounded by attempts, not wall-clock assertions). */
-export async function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, attempts = 400): Promise<T> {
-  let last: T | undefined;
-  for (let i = 0; i < attempts; i++) {
-    last = await read();
-    if (done(last)) return last;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)?.slice(0, 2000)}`);
-}
-
-/** Waits until the session is idle with at least `minTurns` turns closed, then returns its (validated) log. */
-export async function settle(client: SessionClient, id: string, minTurns = 1): Promise<SessionEvent[]> {
-  await waitUntil(
-    () => client.allEvents(id),
-    (events) => events.filter((e) => e.type === 'turn/end').length >= minTurns,
-    `${minTurns} turn(s) of ${id} to end`,
-  );
-  await waitUntil(() => client.state(id), (s) => s.status !== 'running', `${id} to go idle`);
-  const events = await client.allEvents(id);
-  assertLogValid(events);
-  return events;
-}
+// Waiting helpers come from the testing kit users get, so the suite exercises them too.
+export { settle, waitUntil, patientQuery } from '../../src/testing/env';
 
 /** One readable line per event, for exact sequence assertions. Messages are labelled by their text. */
 export function summarize(events: readonly SessionEvent[]): string[] {
