@@ -1,37 +1,76 @@
 /**
  * The `agent-sessions` command line: one small module per subcommand over the client and the worker.
- * Exit codes: 0 success, 1 failure, 2 bad usage (a one-line error naming the argument).
+ * Exit codes: 0 success, 1 failure (one line naming what went wrong), 2 bad usage (a one-line error naming the
+ * argument). Every command answers `--help`.
  */
-import { runWorkerFromEnv } from '../worker';
+import { InvalidInputError } from '../client/errors';
+import { parse } from './args';
+import type { Command } from './command';
+import { cancelCommand, disposeCommand } from './commands/cancel';
+import { laneCommand } from './commands/deliver';
+import { devCommand } from './commands/dev';
+import { historyCommand, replayCommand } from './commands/history';
+import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
+import { startCommand } from './commands/start';
+import { watchCommand } from './commands/watch';
+import { workerCommand } from './commands/worker';
+import { CONNECTION_HELP, CONNECTION_OPTIONS } from './connect';
+import { UsageError } from './errors';
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError, CliError } from './errors';
 
-type Command = { summary: string; usage: string; run(args: string[]): Promise<number> };
+const LIST: Command[] = [
+  devCommand,
+  workerCommand,
+  startCommand,
+  laneCommand('followup'),
+  laneCommand('steer'),
+  laneCommand('inject'),
+  cancelCommand,
+  disposeCommand,
+  watchCommand,
+  eventsCommand,
+  stateCommand,
+  transcriptCommand,
+  historyCommand,
+  replayCommand,
+];
 
-const COMMANDS: Record<string, Command> = {
-  worker: {
-    summary: 'run a worker for the agentSession workflow (needs TEMPORAL_ADDRESS)',
-    usage: 'agent-sessions worker',
-    async run(args) {
-      if (args.length) throw new UsageError(`worker takes no arguments (got "${args[0]}")`);
-      await runWorkerFromEnv();
-      return 0;
-    },
-  },
-};
+export const COMMANDS: Record<string, Command> = Object.fromEntries(LIST.map((c) => [c.name, c]));
 
 function help(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return ['usage: agent-sessions <command> [arguments]', '', 'commands:', ...lines].join('\n');
+  const lines = LIST.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`);
+  return [
+    'usage: agent-sessions <command> [arguments]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    'Run `agent-sessions <command> --help` for a command’s arguments and options.',
+  ].join('\n');
+}
+
+export function commandHelp(c: Command): string {
+  return [
+    `usage: ${c.usage}`,
+    '',
+    c.summary,
+    ...(c.details ? ['', c.details] : []),
+    ...(c.connects ? ['', CONNECTION_HELP] : []),
+  ].join('\n');
 }
 
 /** Runs the CLI with the given arguments and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(help());
+    const topic = name === 'help' ? args[0] : undefined;
+    const c = topic ? COMMANDS[topic] : undefined;
+    if (topic && !c) {
+      console.error(`agent-sessions: unknown command "${topic}" (see agent-sessions --help)`);
+      return 2;
+    }
+    console.log(c ? commandHelp(c) : help());
     return 0;
   }
   const command = COMMANDS[name];
@@ -40,16 +79,23 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(`usage: ${command.usage}\n\n${command.summary}`);
+    console.log(commandHelp(command));
     return 0;
   }
   try {
-    return await command.run(args);
+    const parsed = parse(args, { ...command.options, ...(command.connects ? CONNECTION_OPTIONS : {}) });
+    return await command.run(parsed);
   } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`agent-sessions ${name}: ${err.message}`);
+    if (err instanceof UsageError || err instanceof InvalidInputError) {
+      console.error(`agent-sessions ${name}: ${err.message} (see agent-sessions ${name} --help)`);
       return 2;
     }
-    throw err;
+    console.error(`agent-sessions ${name}: ${oneLine(err)}`);
+    return 1;
   }
+}
+
+function oneLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split('\n')[0] ?? message;
 }

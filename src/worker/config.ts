@@ -31,6 +31,8 @@ export const ENV_VARS = {
     'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
   AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS: 'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
   AGENT_SESSIONS_HOOKS_FILE: 'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
+  AGENT_SESSIONS_SESSION: 'session id of the `agent-sessions dev` chat (default "demo")',
+  AGENT_SESSIONS_DEMO_MODEL: 'OpenAI model of a new `agent-sessions dev` demo session when OPENAI_API_KEY is set (default gpt-4o-mini)',
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;

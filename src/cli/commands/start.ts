@@ -1,0 +1,93 @@
+/** `agent-sessions start <id>`: starts a session with a model and tools (no message). */
+import { readFileSync } from 'node:fs';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { z } from 'zod';
+import { ScriptedStepSchema, type ScriptedStep, type SessionConfig } from '../../domain/wire';
+import { parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
+import { out, type Command } from '../command';
+import { withSessions } from '../connect';
+import { CliError, UsageError } from '../errors';
+
+export const startCommand: Command = {
+  name: 'start',
+  summary: 'start a session (the scripted model unless --model says otherwise)',
+  usage:
+    'agent-sessions start <id> [--model scripted|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT]',
+  details: [
+    'options:',
+    '  --model M      scripted (default) or provider:model, provider one of openai, anthropic, openai-compatible',
+    '  --tools LIST   comma-separated tool names registered on the worker (e.g. echo,sleep,emit_context)',
+    '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
+    '  --system TEXT  system prompt',
+  ].join('\n'),
+  options: {
+    model: { type: 'string' },
+    tools: { type: 'string' },
+    script: { type: 'string' },
+    system: { type: 'string' },
+  },
+  connects: true,
+  async run(p) {
+    const [id] = positionals(p, ['id']);
+    const sessionId = sessionIdArg(id);
+    const config = configFrom(p);
+    return withSessions(p, async (sessions) => {
+      try {
+        await sessions.start(sessionId, config);
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError)
+          throw new CliError(`session ${sessionId} already exists`);
+        throw err;
+      }
+      const model =
+        config.model?.provider === 'scripted' || !config.model
+          ? 'scripted'
+          : `${config.model.provider}:${config.model.model}`;
+      out(`started session ${sessionId} (model ${model}; tools ${config.tools?.join(',') || 'none'})`);
+      return 0;
+    });
+  },
+};
+
+function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
+  const config: SessionConfig = {};
+  const model = stringOpt(p, 'model');
+  const script = stringOpt(p, 'script');
+  if (model !== undefined) config.model = parseModel(model);
+  if (script !== undefined) {
+    if (config.model && config.model.provider !== 'scripted')
+      throw new UsageError('--script needs the scripted model');
+    config.model = { provider: 'scripted', steps: parseScript(script) };
+  }
+  const tools = stringOpt(p, 'tools');
+  if (tools !== undefined) config.tools = parseTools(tools);
+  const system = stringOpt(p, 'system');
+  if (system !== undefined) config.system = system;
+  return config;
+}
+
+function parseScript(text: string): ScriptedStep[] {
+  let raw: unknown;
+  const source = text.trimStart().startsWith('[') ? text : readScriptFile(text);
+  try {
+    raw = JSON.parse(source);
+  } catch (err) {
+    throw new UsageError(`invalid --script: not JSON (${(err as Error).message})`);
+  }
+  const parsed = z.array(ScriptedStepSchema).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError(`invalid --script: ${issue?.path.join('.') || 'steps'}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+function readScriptFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `invalid --script "${file}": ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+/** `agent-sessions worker`: runs a worker for the agentSession workflow until SIGINT/SIGTERM. */
+import type * as WorkerModule from '../../worker';
+import { positionals, stringOpt } from '../args';
+import { type Command } from '../command';
+import { resolveTarget } from '../connect';
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'run a worker for the agentSession workflow (until Ctrl-C)',
+  usage: 'agent-sessions worker [--toolsets LIST]',
+  details: [
+    'options:',
+    '  --toolsets LIST   comma-separated toolsets to register (env AGENT_SESSIONS_TOOLSETS), e.g. testing',
+    'Other settings (TLS, API key) come from the environment: see docs/cli.md.',
+  ].join('\n'),
+  options: { toolsets: { type: 'string' } },
+  connects: true,
+  async run(p) {
+    positionals(p, []);
+    const target = resolveTarget(p);
+    const toolsets = stringOpt(p, 'toolsets');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_NAMESPACE: target.namespace,
+      TASK_QUEUE: target.taskQueue,
+      ...(toolsets !== undefined ? { AGENT_SESSIONS_TOOLSETS: toolsets } : {}),
+    };
+    // Loaded only when the command runs: the Temporal worker is heavy for the other commands.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { runWorkerFromEnv } = require('../../worker') as typeof WorkerModule;
+    await runWorkerFromEnv(env, target.address);
+    return 0;
+  },
+};

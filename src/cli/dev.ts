@@ -1,0 +1,234 @@
+/**
+ * The `agent-sessions dev` program: the embedded Temporal dev server on its SQLite file (our own child process from
+ * the project's Temporal CLI binary), or the server at TEMPORAL_ADDRESS / --address; an in-process worker with the
+ * testing toolset; and the interactive chat on one session (default `demo`). Quitting leaves the session in the
+ * SQLite file; running again resumes it. SDK logs go to `<data dir>/dev.log`, not to the screen.
+ */
+import { createWriteStream, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  type Worker,
+} from '@temporalio/worker';
+import { SessionClient } from '../client';
+import { resolveTemporalCli, spawnDevServer, startDevServer, type DevServerOptions } from '../devserver';
+import { testingTools } from '../testing/tools';
+import { createSessionWorker, hooksFromFile, modelsFromConfig } from '../worker';
+import { loadConfig } from '../worker/config';
+import { connectClient, connectWorker } from '../worker/connection';
+import { runChat } from './chat';
+import { out } from './command';
+import { demoConfig, demoModel, describeModel } from './demo';
+import { PREFERRED_PORT, removeDevFile, writeDevFile } from './devfile';
+import { useColor } from './tty';
+
+export interface DevOptions {
+  sessionId: string;
+  dataDir?: string;
+  port?: number;
+  uiPort?: number;
+  address?: string;
+}
+
+/** Runs dev until the chat ends; returns the exit code. */
+export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { sessionId, port, uiPort } = opts;
+  const config = loadConfig(env);
+  const dataDir = path.resolve(opts.dataDir ?? config.dataDir);
+  const address = opts.address ?? config.address;
+  // The worker's providers, default model and hooks come from the environment, as for `agent-sessions worker`.
+  const models = modelsFromConfig(config);
+  const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
+  const available = ['scripted', ...Object.keys(models.providers)];
+  mkdirSync(dataDir, { recursive: true });
+  installQuietRuntime(path.join(dataDir, 'dev.log'));
+
+  const cleanup: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    let nativeConnection: NativeConnection;
+    let client: Client;
+    let serverAddress: string;
+    let where = '';
+    if (address) {
+      out(`agent-sessions dev · Temporal at ${address}`);
+      serverAddress = address;
+      nativeConnection = await connectWorker(config, address);
+      cleanup.push(() => nativeConnection.close());
+      const connection = await connectClient(config, address);
+      cleanup.push(() => connection.close());
+      client = new Client({ connection, namespace: config.namespace });
+    } else {
+      out(`agent-sessions dev · starting the Temporal dev server (SQLite in ${shortPath(dataDir)})…`);
+      const chosen = port ?? ((await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : undefined);
+      const server = await startServer({
+        dataDir,
+        namespace: config.namespace,
+        ...(chosen ? { port: chosen } : {}),
+        ...(uiPort ? { uiPort } : {}),
+      });
+      cleanup.push(server.stop);
+      serverAddress = server.address;
+      where = ` · SQLite ${shortPath(server.dbFilename)}${uiPort ? ` · Web UI http://127.0.0.1:${uiPort}` : ''}`;
+      nativeConnection = await NativeConnection.connect({ address: server.address });
+      cleanup.push(() => nativeConnection.close());
+      const connection = await Connection.connect({ address: server.address });
+      cleanup.push(() => connection.close());
+      client = new Client({ connection, namespace: config.namespace });
+    }
+
+    out('starting the worker…');
+    const worker: Worker = await createSessionWorker({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      tools: testingTools,
+      hooks,
+      ...models,
+    });
+    const running = worker.run();
+    cleanup.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    });
+    let workerError: Error | undefined;
+    running.catch((err: Error) => {
+      workerError = err;
+    });
+
+    const sessions = new SessionClient({ client, taskQueue: config.taskQueue });
+    const status = await ensureSession(sessions, sessionId, demoConfig(demoModel(env, available)));
+    writeDevFile(dataDir, {
+      address: serverAddress,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      pid: process.pid,
+      session: sessionId,
+    });
+    cleanup.push(async () => removeDevFile(dataDir));
+
+    out(`Temporal ${serverAddress}${where} · task queue ${config.taskQueue}`);
+    out(`session ${sessionId} (${status.note}) · model ${describeModel(status.model)}`);
+    out(
+      'Type a message: a plain line is a followup when idle and a steer while a turn runs. /help for commands, /quit to leave.',
+    );
+
+    const end = await runChat({
+      sessions,
+      sessionId,
+      input: process.stdin,
+      output: process.stdout,
+      color: useColor(process.stdout),
+    });
+    await closeAll();
+    if (workerError) throw workerError;
+    out(end === 'quit' ? `bye: session ${sessionId} stays in ${dataDir}; run again to resume it` : '');
+    exitSoon();
+    return end === 'error' ? 1 : 0;
+  } catch (err) {
+    await closeAll();
+    exitSoon();
+    throw err;
+  }
+}
+
+interface RunningServer {
+  address: string;
+  dbFilename: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The embedded server as our own child process (its output kept off the screen, stopped with SIGTERM so SQLite
+ * closes cleanly); when no Temporal CLI binary is installed locally, through the SDK, which can download one.
+ */
+async function startServer(options: DevServerOptions): Promise<RunningServer> {
+  let local = true;
+  try {
+    resolveTemporalCli({ allowDownload: false });
+  } catch {
+    local = false;
+  }
+  if (local) {
+    const server = await spawnDevServer(options);
+    return { address: server.address, dbFilename: server.dbFilename ?? '', stop: () => server.stop() };
+  }
+  const server = await startDevServer(options);
+  return { address: server.address, dbFilename: server.dbFilename, stop: () => server.stop() };
+}
+
+function shortPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') ? rel : file;
+}
+
+/** Starts the session unless it runs; a disposed (or otherwise ended) session id starts afresh. */
+async function ensureSession(
+  sessions: SessionClient,
+  sessionId: string,
+  config: ReturnType<typeof demoConfig>,
+): Promise<{ note: string; model: ReturnType<typeof demoConfig>['model'] }> {
+  let previous: string | undefined;
+  try {
+    const description = await sessions.handle(sessionId).describe();
+    if (description.status.name === 'RUNNING') {
+      const state = await sessions.state(sessionId);
+      return {
+        note: `resumed: ${state.turn} turn${state.turn === 1 ? '' : 's'} so far, ${state.status}`,
+        model: undefined,
+      };
+    }
+    previous = description.status.name === 'COMPLETED' ? 'disposed' : description.status.name.toLowerCase();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  await sessions.start(sessionId, config);
+  return {
+    note: previous ? `new; the previous session ${sessionId} was ${previous}` : 'new',
+    model: config.model,
+  };
+}
+
+/** SDK and core logs to a file, so they do not scribble over the chat. Must run before any connection exists. */
+function installQuietRuntime(file: string): void {
+  const log = createWriteStream(file, { flags: 'a' });
+  Runtime.install({
+    logger: new DefaultLogger('INFO', (entry) => {
+      const meta = entry.meta && Object.keys(entry.meta).length ? ` ${safeJson(entry.meta)}` : '';
+      log.write(
+        `${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} ${entry.level} ${entry.message}${meta}\n`,
+      );
+    }),
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }), forward: {} },
+    },
+  });
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch {
+    return '';
+  }
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The SDK's native runtime can keep the event loop alive a little after everything closed; do not wait on it. */
+function exitSoon(): void {
+  setTimeout(() => process.exit(process.exitCode ?? 0), 3_000).unref();
+}

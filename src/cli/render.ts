@@ -1,0 +1,241 @@
+/**
+ * Renders a session's watch items as a plain-ANSI transcript (used by `dev` and `watch`): user messages as bubbles,
+ * non-user sources as labelled context cards, tool calls and results, turn and step boundaries, queued and discarded
+ * inbox items. Tracks what the session is doing (idle, model call, tools) for the chat's prompt and spinner. Pure:
+ * it returns lines; the caller writes them.
+ */
+import type { WatchItem } from '../client/watch';
+import type { InboxTarget, TurnEndReason } from '../domain/events';
+import { textOf, type UserMessage } from '../domain/messages';
+import { sourceLabel } from './args';
+
+export interface RenderOptions {
+  /** Use ANSI colours (default false). */
+  color?: boolean;
+  /** Terminal width in columns (default 80). */
+  width?: number;
+}
+
+export type Activity =
+  { kind: 'idle' } | { kind: 'model' } | { kind: 'tools'; names: string[] } | { kind: 'turn' };
+
+const CODES = { dim: 2, bold: 1, cyan: 36, yellow: 33, green: 32, magenta: 35, red: 31, blue: 34 } as const;
+type Style = keyof typeof CODES;
+
+export class TranscriptRenderer {
+  private readonly color: boolean;
+  private readonly width: number;
+  private turnOpen = false;
+  private modelRunning = false;
+  private disposed = false;
+  private readonly tools = new Map<string, string>();
+  /** Which inbox list each message id was inserted into (followup = next-turn, steer/inject = next-step). */
+  private readonly targets = new Map<string, InboxTarget>();
+
+  constructor(opts: RenderOptions = {}) {
+    this.color = opts.color ?? false;
+    this.width = Math.max(30, Math.min(opts.width ?? 80, 120));
+  }
+
+  /** What the session is doing now, as far as the items seen so far tell. */
+  get activity(): Activity {
+    if (!this.turnOpen) return { kind: 'idle' };
+    if (this.tools.size) return { kind: 'tools', names: [...new Set(this.tools.values())] };
+    return this.modelRunning ? { kind: 'model' } : { kind: 'turn' };
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** The lines to print for one item (possibly none). */
+  render(item: WatchItem): string[] {
+    switch (item.kind) {
+      case 'inserted':
+        return this.inserted(item.target, item.message);
+      case 'claimed':
+        return [];
+      case 'discarded':
+        return item.messages.length
+          ? [
+              this.meta(
+                `discarded ${item.messages.length} pending (${item.target}): ${item.messages.map((m) => quote(m)).join(', ')}`,
+              ),
+            ]
+          : [];
+      case 'event':
+        return this.event(item.event);
+    }
+  }
+
+  private event(event: Extract<WatchItem, { kind: 'event' }>['event']): string[] {
+    switch (event.type) {
+      case 'agent/inbox/spliced':
+        return [];
+      case 'turn/start':
+        this.turnOpen = true;
+        return ['', this.rule(`turn ${event.data.turn}`)];
+      case 'turn/end':
+        this.turnOpen = false;
+        this.modelRunning = false;
+        this.tools.clear();
+        return [
+          this.rule(
+            `turn ${event.data.turn} · ${reasonText(event.data.reason)}`,
+            event.data.reason.kind === 'completed' ? 'dim' : 'red',
+          ),
+        ];
+      case 'step/start':
+        this.modelRunning = true;
+        return event.data.step > 1 ? [this.meta(`step ${event.data.turn}.${event.data.step}`)] : [];
+      case 'step/end':
+        this.modelRunning = false;
+        this.tools.clear();
+        return [];
+      case 'user/message':
+        return this.message(event.data.message);
+      case 'assistant/message': {
+        this.modelRunning = false;
+        const text = textOf(event.data.message.content);
+        if (!text && !event.data.interrupted) return [];
+        const suffix = event.data.interrupted ? ' (interrupted)' : '';
+        return this.block('◆ ', text + suffix, 'green');
+      }
+      case 'tool/call':
+        this.tools.set(event.data.callId, event.data.name);
+        return [
+          this.paint(
+            `  ⚙ ${event.data.name} ${clip(JSON.stringify(event.data.arguments), this.width - 8 - event.data.name.length)}`,
+            'magenta',
+          ),
+        ];
+      case 'tool/result': {
+        this.tools.delete(event.data.callId);
+        if (event.data.error)
+          return [
+            this.paint(
+              `    ✗ ${event.data.error.code}: ${clip(event.data.error.message, this.width - 12)}`,
+              'red',
+            ),
+          ];
+        const text = textOf(event.data.content).replace(/\s+/g, ' ');
+        return [this.paint(`    ↳ ${clip(text, this.width - 6)}`, 'magenta')];
+      }
+      case 'session/disposed':
+        this.disposed = true;
+        this.turnOpen = false;
+        return [this.rule('session disposed', 'red')];
+      default:
+        return [];
+    }
+  }
+
+  private inserted(target: InboxTarget, message: UserMessage): string[] {
+    this.targets.set(message.id, target);
+    const direct = message.source.kind === 'user';
+    if (direct && !this.turnOpen) return [];
+    const what = direct
+      ? target === 'next-turn'
+        ? 'followup for the next turn'
+        : 'steer for the next step'
+      : `context from ${sourceLabel(message.source)}`;
+    return [this.meta(`queued ${what}: ${quote(message)}`)];
+  }
+
+  private message(message: UserMessage): string[] {
+    const text = textOf(message.content);
+    if (message.source.kind === 'user') {
+      const label = this.targets.get(message.id) === 'next-step' ? 'you · steer' : 'you';
+      return this.bubble(label, text);
+    }
+    return this.card(`context · ${sourceLabel(message.source)}`, text);
+  }
+
+  /** A rounded box around the text, labelled in its top border. */
+  private bubble(label: string, text: string): string[] {
+    const lines = wrap(text, this.width - 6);
+    const inner = Math.max(label.length + 4, ...lines.map((l) => l.length + 2));
+    const top = `╭─ ${label} ${'─'.repeat(Math.max(0, inner - label.length - 3))}╮`;
+    const body = lines.map((l) => `│ ${l.padEnd(inner - 2)} │`);
+    return ['', ...[top, ...body, `╰${'─'.repeat(inner)}╯`].map((l) => this.paint(l, 'cyan'))];
+  }
+
+  /** An open card with a label line and a left rule: context from a producer other than the user. */
+  private card(label: string, text: string): string[] {
+    const lines = wrap(text, this.width - 6);
+    return [
+      this.paint(`┌─ ${label}`, 'yellow'),
+      ...lines.map((l) => `${this.paint('│', 'yellow')} ${l}`),
+      this.paint('└─', 'yellow'),
+    ];
+  }
+
+  private block(prefix: string, text: string, style: Style): string[] {
+    const lines = wrap(text, this.width - prefix.length - 1);
+    return lines.map((l, i) => (i === 0 ? this.paint(prefix, style) + l : ' '.repeat(prefix.length) + l));
+  }
+
+  private rule(text: string, style: Style = 'dim'): string {
+    const head = `── ${text} `;
+    return this.paint(head + '─'.repeat(Math.max(3, Math.min(this.width, 72) - head.length)), style);
+  }
+
+  private meta(text: string): string {
+    return this.paint(`  · ${clip(text, this.width - 5)}`, 'dim');
+  }
+
+  private paint(text: string, style: Style): string {
+    return this.color ? `\x1b[${CODES[style]}m${text}\x1b[0m` : text;
+  }
+}
+
+export function reasonText(reason: TurnEndReason): string {
+  switch (reason.kind) {
+    case 'completed':
+      return 'completed';
+    case 'aborted':
+      return `aborted (${reason.reason.kind === 'hook' ? `hook: ${reason.reason.reason}` : reason.reason.kind})`;
+    case 'blocked':
+      return `blocked${reason.message ? `: ${reason.message}` : ''}`;
+    case 'error':
+      return `error: ${reason.error.message}`;
+    case 'max-tokens':
+      return 'max tokens';
+  }
+}
+
+function quote(message: UserMessage): string {
+  return `"${clip(textOf(message.content).replace(/\s+/g, ' '), 60)}"`;
+}
+
+function clip(text: string, max: number): string {
+  const n = Math.max(8, max);
+  return text.length > n ? `${text.slice(0, n - 1)}…` : text;
+}
+
+/** Wraps text at word boundaries to `width` columns (long words are cut). */
+export function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  for (const para of text.split('\n')) {
+    let line = '';
+    for (const word of para.split(/\s+/).filter(Boolean)) {
+      let w = word;
+      while (w.length > width) {
+        if (line) out.push(line);
+        line = '';
+        out.push(w.slice(0, width));
+        w = w.slice(width);
+      }
+      if (!line) {
+        line = w;
+      } else if (line.length + 1 + w.length <= width) {
+        line += ` ${w}`;
+      } else {
+        out.push(line);
+        line = w;
+      }
+    }
+    out.push(line);
+  }
+  return out.length ? out : [''];
+}

@@ -1,0 +1,428 @@
+/**
+ * Every `agent-sessions` subcommand, run as the built CLI in a child process against a dev server with an
+ * in-process worker (testing toolset): output, exit codes (0 ok, 1 failure, 2 bad usage with a one-line error), the
+ * disposed message, watch following live, history export and replay, and the `worker` command serving a session.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SessionClient } from '../../src/client';
+import { COMMANDS } from '../../src/cli/main';
+import { createDevServerEnv, getFreePort } from '../../src/devserver';
+import type { SessionEvent } from '../../src/domain/events';
+import { assertLogValid } from '../../src/domain/invariants';
+import { testingTools } from '../../src/testing/tools';
+import { createSessionWorker } from '../../src/worker';
+import { newId, settle, summarize, waitUntil } from '../support/sessionEnv';
+import { assertBuilt, cli, cliEnv, spawnCli, until } from './cliSupport';
+
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+let sessions: SessionClient;
+let tmp: string;
+let cliVars: NodeJS.ProcessEnv;
+const taskQueue = newId('cli-q');
+
+beforeAll(async () => {
+  assertBuilt();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'agent-sessions-cli-'));
+  env = await createDevServerEnv();
+  worker = await createSessionWorker({
+    connection: env.nativeConnection,
+    taskQueue,
+    tools: testingTools,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  running = worker.run();
+  sessions = new SessionClient({ client: env.client, taskQueue });
+  cliVars = cliEnv({
+    TEMPORAL_ADDRESS: env.address,
+    TASK_QUEUE: taskQueue,
+    AGENT_SESSIONS_DATA_DIR: path.join(tmp, 'data'),
+  });
+});
+
+afterAll(async () => {
+  if (worker) {
+    worker.shutdown();
+    await running;
+  }
+  await env?.teardown();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+const run = (...args: string[]) => cli(args, cliVars);
+
+/** The CLI's one-line error for bad usage: exit 2, one stderr line, nothing on stdout. */
+async function expectUsageError(args: string[], pattern: RegExp) {
+  const r = await cli(args, cliVars);
+  expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.stderr).toMatch(pattern);
+}
+
+/** Runs the tasks at most four at a time (CLI children compete for two cores with the servers). */
+async function limited<T>(tasks: (() => Promise<T>)[], width = 4): Promise<T[]> {
+  const results: T[] = [];
+  for (let i = 0; i < tasks.length; i += width)
+    results.push(...(await Promise.all(tasks.slice(i, i + width).map((t) => t()))));
+  return results;
+}
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SessionEvent);
+
+describe('help', () => {
+  it('lists every command, and every command answers --help with its usage', async () => {
+    const top = await run('--help');
+    expect(top.code).toBe(0);
+    for (const name of Object.keys(COMMANDS)) expect(top.stdout).toContain(`  ${name} `);
+    const names = Object.keys(COMMANDS);
+    const helps = await limited(names.map((name) => () => run(name, '--help')));
+    names.forEach((name, i) => {
+      expect(helps[i]!.code, name).toBe(0);
+      expect(helps[i]!.stdout).toMatch(new RegExp(`^usage: agent-sessions ${name}`));
+    });
+    expect((await run('help', 'state')).stdout).toMatch(/^usage: agent-sessions state <id>/);
+  });
+});
+
+describe('bad arguments', () => {
+  it('get a one-line error naming the argument and exit code 2', async () => {
+    await limited([
+      () => expectUsageError(['frobnicate'], /unknown command "frobnicate"/),
+      () => expectUsageError(['start'], /missing <id>/),
+      () => expectUsageError(['start', 's', '--bogus'], /unknown option --bogus/),
+      () => expectUsageError(['start', 's', '--model', 'gpt'], /invalid --model "gpt"/),
+      () => expectUsageError(['start', 's', '--tools', 'echo,,sleep'], /invalid --tools/),
+      () => expectUsageError(['start', 's', '--script', '[{"nope":1}]'], /invalid --script/),
+      () => expectUsageError(['start', 's', 'extra'], /unexpected argument "extra"/),
+      () => expectUsageError(['followup', 's'], /missing <text>/),
+      () => expectUsageError(['inject', 's', 'hi', '--source', 'plugin'], /plugin needs a name/),
+      () =>
+        expectUsageError(
+          ['steer', 's', 'hi', '--id', 'has space'],
+          /invalid message: (message\.)?id: printable ASCII/,
+        ),
+      () => expectUsageError(['followup', 's', 'hi', '--source'], /option --source needs a value/),
+      () => expectUsageError(['cancel'], /missing <id>/),
+      () => expectUsageError(['dispose', 's', 't'], /unexpected argument "t"/),
+      () =>
+        expectUsageError(
+          ['watch', 's', '--after', '-5'],
+          /option --after needs a value \(write --after=VALUE/,
+        ),
+      () => expectUsageError(['watch', 's', '--after=-5'], /invalid --after "-5"/),
+      () => expectUsageError(['state', 's', '--json=yes'], /option --json takes no value/),
+      () => expectUsageError(['inject', 's', 'hi', '--source', 'a b'], /invalid --source "a b"/),
+      () => expectUsageError(['events', 's', '--after', 'abc'], /invalid --after "abc"/),
+      () => expectUsageError(['history', 'import', 's'], /unknown history action "import"/),
+      () => expectUsageError(['replay'], /missing <files…>/),
+      () => expectUsageError(['replay', path.join(tmp, 'missing.json')], /no such file/),
+      () => expectUsageError(['dev', 'extra'], /unexpected argument "extra"/),
+    ]);
+  });
+
+  it('a server that does not answer gives a one-line error and exit code 1', async () => {
+    const port = await getFreePort();
+    const r = await cli(['state', 'x'], { ...cliVars, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(connection refused\\)`),
+    );
+  });
+});
+
+describe('a session driven by the CLI', () => {
+  it('start, inject, followup, steer --ack, events, state, transcript, watch, dispose, history export and replay', async () => {
+    const id = newId('cli');
+    const script = JSON.stringify([
+      {
+        text: 'calling tools',
+        toolCalls: [
+          { name: 'echo', args: { text: 'ping' } },
+          {
+            name: 'emit_context',
+            args: { contexts: [{ content: 'ctx from tool', source: { kind: 'plugin', plugin: 'probe' } }] },
+          },
+        ],
+      },
+      { text: 'tools done' },
+    ]);
+    const started = await run('start', id, '--tools', 'echo,emit_context', '--script', script);
+    expect(started).toMatchObject({ code: 0, stderr: '' });
+    expect(started.stdout).toBe(`started session ${id} (model scripted; tools echo,emit_context)\n`);
+    const again = await run('start', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`agent-sessions start: session ${id} already exists\n`);
+
+    // A live watch (rendered) and a live JSON watch follow everything from here on.
+    const watchText = spawnCli(['watch', id], cliVars);
+    const watchJson = spawnCli(['watch', id, '--json'], cliVars);
+
+    const injected = await run(
+      'inject',
+      id,
+      'context',
+      'from',
+      'the',
+      'cli',
+      '--source',
+      'plugin:tester',
+      '--id',
+      'ctx-1',
+    );
+    expect(injected).toMatchObject({ code: 0, stdout: 'ctx-1\n' });
+    const followed = await run('followup', id, 'hello');
+    expect(followed.code).toBe(0);
+    const followupId = followed.stdout.trim();
+    expect(followupId).toMatch(/^[0-9a-f-]{36}$/);
+    const turn1 = await settle(sessions, id, 1);
+    expect(summarize(turn1)).toEqual([
+      'insert next-step context from the cli',
+      'insert next-turn hello',
+      'turn/start 1',
+      'claim next-step 1',
+      'claim next-turn 1',
+      'step/start 1.1',
+      'user/message context from the cli',
+      'user/message hello',
+      'assistant/message calling tools +2 calls',
+      'tool/call echo call_0_0',
+      'tool/call emit_context call_0_1',
+      'tool/result call_0_0',
+      'tool/result call_0_1',
+      'insert next-step ctx from tool',
+      'step/end 1.1',
+      'claim next-step 1',
+      'step/start 1.2',
+      'user/message ctx from tool',
+      'assistant/message tools done',
+      'step/end 1.2',
+      'turn/end 1 completed',
+    ]);
+
+    const ack = await run('steer', id, 'steer', 'me', '--id', 'steer-1', '--ack');
+    expect(ack.code).toBe(0);
+    expect(JSON.parse(ack.stdout)).toEqual({ messageId: 'steer-1', lane: 'steer', duplicate: false });
+    const dup = await run('steer', id, 'steer', 'me', '--id', 'steer-1', '--ack');
+    expect(JSON.parse(dup.stdout)).toEqual({ messageId: 'steer-1', lane: 'steer', duplicate: true });
+    const fromStdin = await cli(['followup', id, '-'], cliVars, { input: 'typed on stdin\n' });
+    expect(fromStdin.code).toBe(0);
+    const all = await settle(sessions, id, 3);
+
+    const events = await run('events', id, '--json');
+    expect(events.code).toBe(0);
+    const logged = jsonLines(events.stdout);
+    expect(logged).toEqual(all);
+    assertLogValid(logged);
+    const after = await run('events', id, '--json', '--after', String(turn1.at(-1)!.seq));
+    expect(jsonLines(after.stdout)).toEqual(all.slice(turn1.length));
+    const readable = await run('events', id);
+    expect(readable.stdout.trim().split('\n')).toHaveLength(all.length);
+    expect(readable.stdout).toMatch(
+      /^ {3}0 agent\/inbox\/spliced next-step insert ctx-1 \(plugin:tester\) "context from the cli"$/m,
+    );
+    expect(readable.stdout).toMatch(/turn\/end 3 completed$/m);
+
+    const state = await run('state', id);
+    expect(state.stdout).toBe(
+      'status: idle\nturn: 3  step: 1\npending next-turn: (none)\npending next-step: (none)\nrefused signals: 0\n',
+    );
+    expect(JSON.parse((await run('state', id, '--json')).stdout)).toEqual(await sessions.state(id));
+
+    const transcript = await run('transcript', id);
+    expect(transcript.stdout.trim().split('\n')).toEqual([
+      '[user plugin:tester] context from the cli',
+      '[user user] hello',
+      '[assistant] calling tools (calls echo, emit_context)',
+      '[tool echo call_0_0] ping',
+      '[tool emit_context call_0_1] emitted 1 context',
+      '[user plugin:probe] ctx from tool',
+      '[assistant] tools done',
+      '[user user] steer me',
+      '[assistant] echo: steer me',
+      '[user user] typed on stdin',
+      '[assistant] echo: typed on stdin',
+    ]);
+    expect(JSON.parse((await run('transcript', id, '--json')).stdout)).toEqual(await sessions.transcript(id));
+
+    // The live JSON watch has seen exactly the log so far (it started before the first event).
+    await until(
+      () => watchJson.stdout(),
+      (out) => jsonLines(out).length === all.length,
+      'watch --json to catch up',
+    );
+    expect(jsonLines(watchJson.stdout())).toEqual(all);
+
+    const disposed = await run('dispose', id);
+    expect(disposed).toMatchObject({ code: 0, stdout: `dispose sent to session ${id}\n` });
+    // Both watches end by themselves once the session is disposed.
+    expect(await watchJson.exited).toBe(0);
+    expect(await watchText.exited).toBe(0);
+    expect(jsonLines(watchJson.stdout()).at(-1)?.type).toBe('session/disposed');
+    const screen = watchText.stdout();
+    expect(screen).toContain('── turn 1 ─');
+    expect(screen).toContain('┌─ context · plugin:tester\n│ context from the cli\n└─');
+    expect(screen).toMatch(/╭─ you ─+╮\n│ hello +│\n╰─+╯/);
+    expect(screen).toContain('⚙ echo {"text":"ping"}');
+    expect(screen).toContain('↳ ping');
+    expect(screen).toContain('┌─ context · plugin:probe\n│ ctx from tool');
+    expect(screen).toContain('◆ tools done');
+    expect(screen).toMatch(/╭─ you · steer ─+╮\n│ steer me +│/);
+    expect(screen).toContain('── turn 3 · completed ─');
+    expect(screen).toContain('── session disposed ─');
+
+    // A disposed session accepts nothing, and says so; its queries keep working.
+    for (const args of [
+      ['followup', id, 'late'],
+      ['steer', id, 'late'],
+      ['inject', id, 'late'],
+      ['cancel', id],
+      ['dispose', id],
+    ]) {
+      const r = await run(...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^agent-sessions ${args[0]}: session ${id} is disposed`));
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+    expect((await run('state', id)).stdout).toMatch(/^status: disposed$/m);
+
+    // History: export to a file and to stdout; replay it with the current workflow code.
+    const file = path.join(tmp, `${id}.json`);
+    const exported = await run('history', 'export', id, file);
+    expect(exported).toMatchObject({ code: 0, stdout: `wrote the history of session ${id} to ${file}\n` });
+    const history = JSON.parse(readFileSync(file, 'utf8')) as { events: unknown[] };
+    expect(history.events.length).toBeGreaterThan(10);
+    const toStdout = await run('history', 'export', id);
+    expect((JSON.parse(toStdout.stdout) as { events: unknown[] }).events).toHaveLength(history.events.length);
+    // Replay with the current code: the exported history replays; a history the code cannot reproduce fails with
+    // the determinism error, one line per file.
+    const tampered = JSON.parse(readFileSync(file, 'utf8')) as {
+      events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[];
+    };
+    tampered.events.find(
+      (e) => e.activityTaskScheduledEventAttributes,
+    )!.activityTaskScheduledEventAttributes!.activityType.name = 'notOurs';
+    const badFile = path.join(tmp, 'tampered.json');
+    writeFileSync(badFile, JSON.stringify(tampered));
+    const bad = await cli(['replay', file, badFile], cliVars, { timeoutMs: 120_000 });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('');
+    expect(bad.stdout.trim().split('\n')).toEqual([
+      `ok   ${file}`,
+      expect.stringMatching(
+        new RegExp(
+          `^FAIL ${badFile}: DeterminismViolationError: \\[TMPRL1100\\] Nondeterminism error: .*'notOurs'`,
+        ),
+      ),
+      '1 replayed, 1 failed',
+    ]);
+
+    // A file that is not a history is refused before any replay, in one line.
+    const bogus = path.join(tmp, 'bogus.json');
+    writeFileSync(bogus, '{"events": []}');
+    const notHistory = await cli(['replay', bogus], cliVars);
+    expect(notHistory.code).toBe(1);
+    expect(notHistory.stderr).toBe(
+      `agent-sessions replay: ${bogus}: not a replayable history: the first event must be WorkflowExecutionStarted with its run id\n`,
+    );
+  });
+
+  it('cancel aborts the running turn and discards pending messages; --keep-inbox keeps them', async () => {
+    const id = newId('cli-cancel');
+    const long = JSON.stringify([
+      { text: 'thinking', delayMs: 60_000 },
+      { text: 'thinking again', delayMs: 60_000 },
+    ]);
+    expect((await run('start', id, '--script', long)).code).toBe(0);
+    await run('followup', id, 'first');
+    await waitUntil(
+      () => sessions.state(id),
+      (s) => s.status === 'running',
+      'turn 1 to run',
+    );
+    await run('followup', id, 'queued');
+    await waitUntil(
+      () => sessions.state(id),
+      (s) => s.pending.nextTurn.length === 1,
+      'the queued followup',
+    );
+    const cancelled = await run('cancel', id);
+    expect(cancelled).toMatchObject({ code: 0, stdout: `cancel sent to session ${id}\n` });
+    const turn1 = await settle(sessions, id, 1);
+    expect(summarize(turn1).slice(-4)).toEqual([
+      'cancel next-turn 1',
+      'assistant/message thinking',
+      'step/end 1.1',
+      'turn/end 1 aborted',
+    ]);
+
+    await run('followup', id, 'second');
+    await waitUntil(
+      () => sessions.state(id),
+      (s) => s.status === 'running' && s.turn === 2,
+      'turn 2 to run',
+    );
+    await run('inject', id, 'kept context');
+    await waitUntil(
+      () => sessions.state(id),
+      (s) => s.pending.nextStep.length === 1,
+      'the pending context',
+    );
+    const kept = await run('cancel', id, '--keep-inbox');
+    expect(kept.stdout).toBe(`cancel sent to session ${id} (keeping the inbox)\n`);
+    await settle(sessions, id, 2);
+    expect((await sessions.state(id)).pending.nextStep).toHaveLength(1);
+    await run('dispose', id);
+  });
+});
+
+describe('worker', () => {
+  it('serves sessions on its task queue until interrupted', async () => {
+    const queue = newId('cli-worker-q');
+    const vars = { ...cliVars, TASK_QUEUE: queue };
+    const live = spawnCli(['worker', '--toolsets', 'testing'], vars);
+    try {
+      const id = newId('cli-worker');
+      expect(
+        (
+          await cli(
+            [
+              'start',
+              id,
+              '--tools',
+              'echo',
+              '--script',
+              '[{"toolCalls":[{"name":"echo","args":{"text":"via worker"}}]}]',
+            ],
+            vars,
+          )
+        ).code,
+      ).toBe(0);
+      expect((await cli(['followup', id, 'hi'], vars)).code).toBe(0);
+      const client = new SessionClient({ client: env.client, taskQueue: queue });
+      const events = await settle(client, id, 1);
+      expect(summarize(events)).toContain('tool/result call_0_0');
+      expect(summarize(events).at(-3)).toBe('assistant/message echo: hi');
+      expect(live.stderr()).toMatch(
+        new RegExp(
+          `agent-sessions worker: ${env.address.replace(/\./g, '\\.')} namespace=default task-queue=${queue} toolsets=testing`,
+        ),
+      );
+    } finally {
+      live.child.kill('SIGINT');
+    }
+    expect(await live.exited).toBe(0);
+  });
+});

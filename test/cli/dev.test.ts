@@ -1,0 +1,154 @@
+/**
+ * `agent-sessions dev` as a person uses it: in a pseudo-terminal (tmux), type lines and commands, read the screen
+ * (bubbles, context cards, tool calls and results, turn boundaries, the spinner), quit, start again on the same
+ * SQLite file and find the same session resumed, then dispose it. The built CLI runs with its own embedded dev
+ * server in a temporary data folder (AGENT_SESSIONS_DATA_DIR), offline, on the demo script.
+ *
+ * Needs tmux. Skips with the reason when tmux is missing, except under CI (where .ci/run installs it), where a
+ * missing tmux fails.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getFreePort } from '../../src/devserver';
+import { assertBuilt, BIN, ROOT } from './cliSupport';
+import { hasTmux, Terminal } from './terminal';
+
+const tmux = hasTmux();
+if (!tmux && process.env.CI) throw new Error('tmux is missing: .ci/run installs it for test/cli/dev.test.ts');
+if (!tmux) console.warn('test/cli/dev.test.ts skipped: tmux is not installed (apt-get install tmux)');
+
+const socket = `agent-sessions-test-${process.pid}`;
+let dataDir: string;
+let port: number;
+
+/**
+ * The dev command line: offline and unconfigured (a clean environment: no TEMPORAL_ADDRESS, provider keys, hooks or
+ * task queue of the machine), with its own data folder and port.
+ */
+function devCommand(): string {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  return [
+    'env -i PATH="$PATH" HOME="$HOME" TERM="$TERM" LANG=C.UTF-8',
+    `AGENT_SESSIONS_DATA_DIR=${quote(dataDir)}`,
+    `sh -c ${quote(`cd ${quote(ROOT)} && exec ${quote(process.execPath)} ${quote(BIN)} dev --port ${port}`)}`,
+  ].join(' ');
+}
+
+/** The part of the screen between two markers (the first `from`, then the first `to` after it). */
+function between(screen: string, from: string, to: string): string {
+  const start = screen.indexOf(from);
+  expect(start, `"${from}" on the screen`).toBeGreaterThanOrEqual(0);
+  const end = screen.indexOf(to, start);
+  expect(end, `"${to}" after "${from}"`).toBeGreaterThan(start);
+  return screen.slice(start, end + to.length);
+}
+
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] model · steer › /;
+
+describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
+  beforeAll(async () => {
+    assertBuilt();
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-sessions-dev-'));
+    port = await getFreePort();
+  });
+
+  afterAll(() => {
+    Terminal.killServer(socket);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('chats on the demo session, quits, and resumes the same session from the SQLite file', async () => {
+    // ---- first run: a new demo session ----
+    const first = Terminal.start(socket, 'first', devCommand());
+    await first.waitFor((s) => s.includes('followup › '), 'the chat prompt', 90_000);
+    expect(first.screen()).toContain('session demo (new) · model scripted (offline demo)');
+
+    // Turn 1: the demo model calls echo and emit_context; the context enters the next step as a card. While the
+    // model call runs (1.5 s in the script) the prompt spins and offers to steer.
+    first.type('hello there');
+    let sawSpinner = false;
+    let screen = await first.waitFor((s) => {
+      sawSpinner ||= SPINNER.test(s);
+      return s.includes('turn 1 · completed');
+    }, 'turn 1 to complete');
+    expect(sawSpinner, 'a spinner while the model call runs').toBe(true);
+    const turn1 = between(screen, '── turn 1 ─', 'turn 1 · completed');
+    expect(turn1).toMatch(/╭─ you ─+╮\n│ hello there +│\n╰─+╯/);
+    expect(turn1).toContain("◆ Hello! I'm the offline demo model.");
+    expect(turn1).toContain('⚙ echo {"text":"tools work"}');
+    expect(turn1).toContain('⚙ emit_context {"contexts"');
+    expect(turn1).toContain('↳ tools work');
+    expect(turn1).toContain('↳ emitted one context');
+    expect(turn1).toContain('· step 1.2');
+    expect(turn1).toMatch(/┌─ context · plugin:weather\n│ Weather report: sunny, 21 °C\.\n└─/);
+    // The typed line is not echoed raw: the message shows once, as the bubble the session logged.
+    expect(screen.split('hello there')).toHaveLength(2);
+
+    // Turn 2: the model runs the slow sleep tool; a plain line typed meanwhile is a steer into the same turn.
+    first.type('second line');
+    await first.waitFor((s) => s.includes('⚙ sleep'), 'the sleep tool call');
+    first.type('hurry up');
+    screen = await first.waitFor((s) => s.includes('turn 2 · completed'), 'turn 2 to complete');
+    const turn2 = between(screen, '── turn 2 ─', 'turn 2 · completed');
+    expect(turn2).toMatch(/╭─ you ─+╮\n│ second line +│/);
+    expect(turn2).toContain('· queued steer for the next step: "hurry up"');
+    expect(turn2).toContain('↳ slept 4000 ms');
+    expect(turn2).toMatch(/· step 2\.2\n\n╭─ you · steer ─+╮\n│ hurry up +│/);
+    expect(turn2).toContain('◆ Done. From now on I echo your latest message.');
+    expect(screen).not.toContain('── turn 3');
+
+    // An idle inject waits as queued context; the next line's turn shows it as a card before the bubble.
+    first.type('/inject plugin:notes remember the milk');
+    await first.waitFor(
+      (s) => s.includes('· queued context from plugin:notes: "remember the milk"'),
+      'the queued context',
+    );
+    first.type('third');
+    screen = await first.waitFor((s) => s.includes('turn 3 · completed'), 'turn 3 to complete');
+    const turn3 = between(screen, '── turn 3 ─', 'turn 3 · completed');
+    expect(turn3).toMatch(/┌─ context · plugin:notes\n│ remember the milk\n└─\n\n╭─ you ─+╮\n│ third +│/);
+    expect(turn3).toContain('◆ echo: third');
+
+    first.type('/help');
+    await first.waitFor((s) => s.includes('/cancel [--keep-inbox]'), 'the chat help');
+    first.type('/frobnicate');
+    await first.waitFor(
+      (s) => s.includes('! unknown command /frobnicate (try /help)'),
+      'the unknown-command line',
+    );
+
+    first.type('/quit');
+    expect(await first.waitForExit('dev to exit after /quit')).toBe(0);
+    expect(first.screen()).toContain(`bye: session demo stays in ${dataDir}; run again to resume it`);
+
+    // ---- second run: the same session from the SQLite file ----
+    const second = Terminal.start(socket, 'second', devCommand());
+    screen = await second.waitFor(
+      (s) => s.includes('followup › ') && s.includes('turn 3 · completed'),
+      'the resumed transcript',
+      90_000,
+    );
+    expect(screen).toContain('session demo (resumed: 3 turns so far, idle)');
+    expect(screen).toMatch(/╭─ you ─+╮\n│ hello there +│/);
+    expect(screen).toMatch(/╭─ you · steer ─+╮\n│ hurry up +│/);
+    second.type('again');
+    screen = await second.waitFor((s) => s.includes('turn 4 · completed'), 'turn 4 to complete');
+    expect(between(screen, '── turn 4 ─', 'turn 4 · completed')).toMatch(/│ again +│[\s\S]*◆ echo: again/);
+
+    // Dispose ends the session (and the chat); the next run starts a new session under the same id.
+    second.type('/dispose');
+    expect(await second.waitForExit('dev to exit after /dispose')).toBe(0);
+    screen = second.screen();
+    expect(screen).toContain('── session disposed ─');
+    expect(screen).toContain('session demo is disposed; bye');
+
+    const third = Terminal.start(socket, 'third', devCommand());
+    screen = await third.waitFor((s) => s.includes('followup › '), 'the chat prompt', 90_000);
+    expect(screen).toContain('session demo (new; the previous session demo was disposed)');
+    expect(screen).not.toContain('hello there');
+    third.type('/quit');
+    expect(await third.waitForExit('dev to exit')).toBe(0);
+  }, 300_000);
+});

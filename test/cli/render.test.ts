@@ -1,0 +1,174 @@
+/** The CLI's pure parts: argument values, the demo model choice, and the transcript renderer. */
+import { describe, expect, it } from 'vitest';
+import { parseModel, parseSource, parseTools, sourceLabel } from '../../src/cli/args';
+import { demoModel, DEMO_SCRIPT } from '../../src/cli/demo';
+import { UsageError } from '../../src/cli/errors';
+import { TranscriptRenderer, wrap } from '../../src/cli/render';
+import { WatchFold } from '../../src/client/watch';
+import type { SessionEvent } from '../../src/domain/events';
+import type { UserMessage } from '../../src/domain/messages';
+import { ENV_VARS } from '../../src/worker/config';
+
+describe('argument values', () => {
+  it('parses sources written kind[:name]', () => {
+    expect(parseSource('user')).toEqual({ kind: 'user' });
+    expect(parseSource('plugin:watcher')).toEqual({ kind: 'plugin', plugin: 'watcher' });
+    expect(parseSource('tool:call_1')).toEqual({ kind: 'tool', callId: 'call_1' });
+    expect(parseSource('ci:build:42')).toEqual({ kind: 'ci', name: 'build:42' });
+    expect(parseSource('monitor')).toEqual({ kind: 'monitor' });
+    for (const bad of ['plugin', 'tool', 'user:me', 'a b', ':x', ''])
+      expect(() => parseSource(bad), bad).toThrow(UsageError);
+    expect(sourceLabel({ kind: 'plugin', plugin: 'w' })).toBe('plugin:w');
+    expect(sourceLabel({ kind: 'tool', callId: 'c' })).toBe('tool:c');
+    expect(sourceLabel({ kind: 'user' })).toBe('user');
+  });
+
+  it('parses models and tool lists', () => {
+    expect(parseModel('scripted')).toEqual({ provider: 'scripted', steps: [] });
+    expect(parseModel('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
+    expect(parseModel('openai-compatible:llama3.1:8b')).toEqual({
+      provider: 'openai-compatible',
+      model: 'llama3.1:8b',
+    });
+    for (const bad of ['gpt-4o', 'openai:', 'acme:model', ''])
+      expect(() => parseModel(bad), bad).toThrow(UsageError);
+    expect(parseTools('echo, sleep')).toEqual(['echo', 'sleep']);
+    expect(() => parseTools('echo,')).toThrow(UsageError);
+  });
+});
+
+describe('demoModel', () => {
+  it('uses OpenAI only when its key is set and the worker has the provider', () => {
+    const scripted = { provider: 'scripted', steps: DEMO_SCRIPT };
+    expect(demoModel({}, ['scripted'])).toEqual(scripted);
+    expect(demoModel({ OPENAI_API_KEY: 'k' }, ['scripted'])).toEqual(scripted);
+    expect(demoModel({}, ['scripted', 'openai'])).toEqual(scripted);
+    expect(demoModel({ OPENAI_API_KEY: ' ' }, ['scripted', 'openai'])).toEqual(scripted);
+    expect(demoModel({ OPENAI_API_KEY: 'k' }, ['scripted', 'openai'])).toEqual({
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+    });
+    expect(demoModel({ OPENAI_API_KEY: 'k', AGENT_SESSIONS_DEMO_MODEL: 'gpt-4.1' }, ['openai'])).toEqual({
+      provider: 'openai',
+      model: 'gpt-4.1',
+    });
+  });
+
+  it('its variables are listed in ENV_VARS', () => {
+    for (const name of ['AGENT_SESSIONS_SESSION', 'AGENT_SESSIONS_DEMO_MODEL'])
+      expect(Object.hasOwn(ENV_VARS, name)).toBe(true);
+  });
+
+  it('offline, turn 1 uses echo and emit_context', () => {
+    expect(DEMO_SCRIPT[0]!.toolCalls!.map((c) => c.name)).toEqual(['echo', 'emit_context']);
+  });
+});
+
+describe('wrap', () => {
+  it('wraps at word boundaries and cuts long words', () => {
+    expect(wrap('one two three four', 9)).toEqual(['one two', 'three', 'four']);
+    expect(wrap('abcdefghijkl', 5)).toEqual(['abcde', 'fghij', 'kl']);
+    expect(wrap('a\nb', 10)).toEqual(['a', 'b']);
+    expect(wrap('', 10)).toEqual(['']);
+  });
+});
+
+describe('TranscriptRenderer', () => {
+  const msg = (id: string, text: string, source: UserMessage['source'] = { kind: 'user' }): UserMessage => ({
+    id,
+    role: 'user',
+    content: [{ type: 'text', text }],
+    source,
+  });
+  let seq = 0;
+  const ev = <T extends SessionEvent['type']>(type: T, data: Extract<SessionEvent, { type: T }>['data']) =>
+    ({ seq: seq++, type, time: 0, data }) as SessionEvent;
+
+  it('renders bubbles, context cards, tools and turn boundaries, and tracks the activity', () => {
+    seq = 0;
+    const ctx = msg('c1', 'the file changed', { kind: 'plugin', plugin: 'watcher' });
+    const p = msg('p1', 'hello');
+    const s = msg('s1', 'faster');
+    const events: SessionEvent[] = [
+      ev('agent/inbox/spliced', { target: 'next-step', start: 0, inserted: [ctx] }),
+      ev('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [p] }),
+      ev('turn/start', { turn: 1 }),
+      ev('agent/inbox/spliced', { target: 'next-step', start: 0, removedCount: 1, inserted: [] }),
+      ev('agent/inbox/spliced', { target: 'next-turn', start: 0, removedCount: 1, inserted: [] }),
+      ev('step/start', { turn: 1, step: 1 }),
+      ev('user/message', { message: ctx }),
+      ev('user/message', { message: p }),
+    ];
+    const fold = new WatchFold();
+    const r = new TranscriptRenderer({ width: 60 });
+    const render = (list: SessionEvent[]) =>
+      list.flatMap((e) => fold.next(e).flatMap((item) => r.render(item)));
+    expect(render(events)).toEqual([
+      '  · queued context from plugin:watcher: "the file changed"',
+      '',
+      '── turn 1 ──────────────────────────────────────────────────',
+      '┌─ context · plugin:watcher',
+      '│ the file changed',
+      '└─',
+      '',
+      '╭─ you ─╮',
+      '│ hello │',
+      '╰───────╯',
+    ]);
+    expect(r.activity).toEqual({ kind: 'model' });
+    expect(
+      render([
+        ev('assistant/message', {
+          turn: 1,
+          step: 1,
+          message: {
+            id: 'a1',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'let me look' }],
+            toolCalls: [{ callId: 'k1', name: 'echo', arguments: { text: 'x' } }],
+          },
+        }),
+        ev('tool/call', { turn: 1, step: 1, callId: 'k1', name: 'echo', arguments: { text: 'x' } }),
+      ]),
+    ).toEqual(['◆ let me look', '  ⚙ echo {"text":"x"}']);
+    expect(r.activity).toEqual({ kind: 'tools', names: ['echo'] });
+    expect(
+      render([
+        ev('agent/inbox/spliced', { target: 'next-step', start: 0, inserted: [s] }),
+        ev('tool/result', {
+          turn: 1,
+          step: 1,
+          callId: 'k1',
+          content: [],
+          error: { code: 'TOOL_FAILED', message: 'boom' },
+        }),
+        ev('step/end', { turn: 1, step: 1 }),
+        ev('agent/inbox/spliced', { target: 'next-step', start: 0, removedCount: 1, inserted: [] }),
+        ev('step/start', { turn: 1, step: 2 }),
+        ev('user/message', { message: s }),
+        ev('turn/end', { turn: 1, reason: { kind: 'aborted', reason: { kind: 'user' } } }),
+        ev('session/disposed', {}),
+      ]),
+    ).toEqual([
+      '  · queued steer for the next step: "faster"',
+      '    ✗ TOOL_FAILED: boom',
+      '  · step 1.2',
+      '',
+      '╭─ you · steer ─╮',
+      '│ faster        │',
+      '╰───────────────╯',
+      '── turn 1 · aborted (user) ─────────────────────────────────',
+      '── session disposed ────────────────────────────────────────',
+    ]);
+    expect(r.activity).toEqual({ kind: 'idle' });
+    expect(r.isDisposed).toBe(true);
+  });
+
+  it('colours only when asked', () => {
+    const r = new TranscriptRenderer({ color: true });
+    const [line] = r
+      .render({ kind: 'event', event: { seq: 0, type: 'turn/start', time: 0, data: { turn: 1 } } })
+      .slice(1);
+    expect(line?.startsWith('\x1b[2m── turn 1')).toBe(true);
+  });
+});
