@@ -4,13 +4,49 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
-  'assert', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises', 'http',
-  'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers', 'tls', 'url',
-  'util', 'v8', 'vm', 'worker_threads', 'zlib',
+  'assert',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'process',
+  'readline',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'v8',
+  'vm',
+  'worker_threads',
+  'zlib',
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.venv-py-test/**', '.data/**', '.cache/**', 'coverage/**', 'bench-results/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.venv/**',
+      '.venv-py-test/**',
+      '.data/**',
+      '.cache/**',
+      'coverage/**',
+      'bench-results/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,7 +54,10 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-explicit-any': 'warn',
     },
   },
@@ -29,14 +68,34 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            ...nodeBuiltins.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'workflow code is sandboxed: no Node built-ins' })),
+            ...nodeBuiltins
+              .flatMap((m) => [m, `node:${m}`])
+              .map((name) => ({ name, message: 'workflow code is sandboxed: no Node built-ins' })),
             { name: '@temporalio/client', message: 'workflow code uses @temporalio/workflow only' },
             { name: '@temporalio/worker', message: 'workflow code uses @temporalio/workflow only' },
             { name: '@temporalio/activity', message: 'workflow code uses @temporalio/workflow only' },
           ],
           patterns: [
-            { group: ['../activities', '../activities/*', '!../activities/types'], message: 'import activities as types only', allowTypeImports: true },
-            { group: ['../worker', '../worker/*', '../client', '../client/*', '../cli', '../cli/*', '../devserver', '../devserver/*', '../testing', '../testing/*'], message: 'workflow code may import only domain and contract' },
+            {
+              group: ['../activities', '../activities/*', '!../activities/types'],
+              message: 'import activities as types only',
+              allowTypeImports: true,
+            },
+            {
+              group: [
+                '../worker',
+                '../worker/*',
+                '../client',
+                '../client/*',
+                '../cli',
+                '../cli/*',
+                '../devserver',
+                '../devserver/*',
+                '../testing',
+                '../testing/*',
+              ],
+              message: 'workflow code may import only domain and contract',
+            },
           ],
         },
       ],
@@ -48,14 +107,28 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ group: ['@temporalio/*', 'node:*', '../*', '!./*'], message: 'the domain is pure: it imports only zod and itself' }],
+          patterns: [
+            {
+              group: ['@temporalio/*', 'node:*', '../*', '!./*'],
+              message: 'the domain is pure: it imports only zod and itself',
+            },
+          ],
         },
       ],
     },
   },
   {
     files: ['bin/**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', console: 'readonly', module: 'writable', __dirname: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        process: 'readonly',
+        console: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

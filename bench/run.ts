@@ -423,7 +423,10 @@ async function main(): Promise<void> {
   };
   const dir = path.join(root, 'bench-results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, process.env.BENCH_ONLY || quick ? 'partial.json' : 'latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, process.env.BENCH_ONLY || quick ? 'partial.json' : 'latest.json'),
+    `${JSON.stringify(result, null, 2)}\n`,
+  );
   printTable(result);
 }
 

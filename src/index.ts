@@ -14,6 +14,11 @@ export { ScriptedProvider, ScriptedRecorder } from './activities/model';
 export { WORKFLOW_TYPE, DEFAULT_TASK_QUEUE, FailureTypes, ErrorCodes } from './contract';
 export * from './domain';
 export { defineHook, httpHook, commandHook, HookError } from './activities/hooks';
-export type { HookDefinition, HookCallContext, PreStepHookOutput, PostToolHookOutput } from './activities/hooks';
+export type {
+  HookDefinition,
+  HookCallContext,
+  PreStepHookOutput,
+  PostToolHookOutput,
+} from './activities/hooks';
 export { createProviders, AiSdkProvider } from './activities/providers';
 export { modelsFromConfig, providersFromEnv, hooksFromFile } from './worker';

@@ -76,7 +76,15 @@ export function createActivities(deps: ActivityDeps) {
           message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
         });
       }
-      const { prefix: _prefix, newEntries: _new, hash: _hash, chainId: _chain, runId: _run, model: _model, ...request } = input;
+      const {
+        prefix: _prefix,
+        newEntries: _new,
+        hash: _hash,
+        chainId: _chain,
+        runId: _run,
+        model: _model,
+        ...request
+      } = input;
       const messages = await transcripts.assemble(input);
       const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
         const spec = deps.tools.spec(name);
@@ -128,7 +136,12 @@ export function createActivities(deps: ActivityDeps) {
       // deliver them twice (the session ignores ids it has seen, rule 4).
       let sent = 0;
       const send = (lane: 'inject' | 'steer', m: ToolMessage) =>
-        sendToOwnSession(lane, input.sessionId, { ...m, id: m.id ?? `${input.callId}:${lane}:${sent++}` }, input.callId);
+        sendToOwnSession(
+          lane,
+          input.sessionId,
+          { ...m, id: m.id ?? `${input.callId}:${lane}:${sent++}` },
+          input.callId,
+        );
       const runtime: ToolRuntime = {
         ...base,
         sessionId: input.sessionId,
@@ -189,8 +202,17 @@ async function heartbeatingSleep(ctx: Context, ms: number): Promise<void> {
   }
 }
 
-async function sendToOwnSession(lane: 'inject' | 'steer', sessionId: string, m: ToolMessage, callId: string): Promise<void> {
-  const message: { id?: string; content: ToolMessage['content']; source: NonNullable<ToolMessage['source']> } = {
+async function sendToOwnSession(
+  lane: 'inject' | 'steer',
+  sessionId: string,
+  m: ToolMessage,
+  callId: string,
+): Promise<void> {
+  const message: {
+    id?: string;
+    content: ToolMessage['content'];
+    source: NonNullable<ToolMessage['source']>;
+  } = {
     content: typeof m.content === 'string' ? m.content : toBlocks(m.content),
     source: m.source ?? { kind: 'tool', callId },
   };

@@ -67,7 +67,12 @@ export class ScriptedProvider implements ModelProvider {
         return { text: step.text ?? '', toolCalls: [], finish: 'stop', interrupted: true };
       }
     }
-    if (step.fail) throw ApplicationFailure.create({ message: step.fail, type: FailureTypes.ScriptedFailure, nonRetryable: true });
+    if (step.fail)
+      throw ApplicationFailure.create({
+        message: step.fail,
+        type: FailureTypes.ScriptedFailure,
+        nonRetryable: true,
+      });
     const toolCalls = (step.toolCalls ?? []).map((c, i) => ({
       callId: `call_${input.requestIndex}_${i}`,
       name: c.name,

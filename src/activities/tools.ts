@@ -63,14 +63,19 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
  * name or `input` does not describe a JSON object (model APIs take object arguments only).
  */
 export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
-  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(def.name)) throw new Error(`tool name "${def.name}": letters, digits and _ . : - only`);
-  if (inputJsonSchema(def.input).type !== 'object') throw new Error(`tool "${def.name}": input must be a zod object schema`);
+  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(def.name))
+    throw new Error(`tool name "${def.name}": letters, digits and _ . : - only`);
+  if (inputJsonSchema(def.input).type !== 'object')
+    throw new Error(`tool "${def.name}": input must be a zod object schema`);
   return def;
 }
 
 /** The JSON schema of a tool's input as the model fills it in (zod input side: defaults are optional). */
 function inputJsonSchema(input: z.ZodType): Record<string, unknown> {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(input, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return schema;
 }
 
@@ -134,7 +139,8 @@ export async function runTool(
     additionalContexts: [],
     concludesTurn: false,
   });
-  if (!tool) return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
+  if (!tool)
+    return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
   const raw = args[INVALID_ARGUMENTS_KEY];
   if (typeof raw === 'string') {
     return fail({

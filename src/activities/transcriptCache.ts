@@ -11,7 +11,12 @@ import { EMPTY_TRANSCRIPT_HASH, extendHash, type TranscriptEntry } from '../doma
 import type { ModelStepInput } from './types';
 
 /** Reads entries [from, to) from one run of a session (the `modelContext` query). */
-export type ContextReader = (sessionId: string, runId: string, from: number, to: number) => Promise<ModelContextPage>;
+export type ContextReader = (
+  sessionId: string,
+  runId: string,
+  from: number,
+  to: number,
+) => Promise<ModelContextPage>;
 
 interface Cached {
   entries: TranscriptEntry[];
@@ -86,19 +91,26 @@ export class TranscriptCache {
   }
 
   /** Entries [from, to), following the continue-as-new chain back through earlier runs. */
-  private async fetch(sessionId: string, runId: string, from: number, to: number): Promise<TranscriptEntry[]> {
+  private async fetch(
+    sessionId: string,
+    runId: string,
+    from: number,
+    to: number,
+  ): Promise<TranscriptEntry[]> {
     if (from >= to) return [];
     const out: TranscriptEntry[] = [];
     let next = from;
     while (next < to) {
       const page = await this.read(sessionId, runId, next, to);
       if (next < page.base) {
-        if (!page.previousRunId) throw new Error(`run ${runId} of ${sessionId} starts at ${page.base} with no earlier run`);
+        if (!page.previousRunId)
+          throw new Error(`run ${runId} of ${sessionId} starts at ${page.base} with no earlier run`);
         out.push(...(await this.fetch(sessionId, page.previousRunId, next, page.base)));
         next = page.base;
         continue;
       }
-      if (page.entries.length === 0) throw new Error(`run ${runId} of ${sessionId} has no entries from ${next}`);
+      if (page.entries.length === 0)
+        throw new Error(`run ${runId} of ${sessionId} has no entries from ${next}`);
       out.push(...page.entries);
       next += page.entries.length;
     }

@@ -40,7 +40,12 @@ import {
   type Lane,
   type SessionConfig,
 } from '../domain/wire';
-import { DeliveryRejectedError, InvalidInputError, SessionDisposedError, SessionNotFoundError } from './errors';
+import {
+  DeliveryRejectedError,
+  InvalidInputError,
+  SessionDisposedError,
+  SessionNotFoundError,
+} from './errors';
 import { WatchFold, type WatchItem } from './watch';
 
 export * from './errors';
@@ -65,7 +70,8 @@ export class SessionClient {
 
   constructor(opts: SessionClientOptions) {
     if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
-    this.client = opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
+    this.client =
+      opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
   }
@@ -82,7 +88,12 @@ export class SessionClient {
   }
 
   /** Signal-with-start: starts the session if needed and delivers a message on a lane. Returns the message id. */
-  async startWith(sessionId: string, lane: Lane, message: MessageArg, config: SessionConfig = {}): Promise<string> {
+  async startWith(
+    sessionId: string,
+    lane: Lane,
+    message: MessageArg,
+    config: SessionConfig = {},
+  ): Promise<string> {
     const input = validMessage(lane, message);
     await this.client.workflow.signalWithStart(this.workflowType, {
       workflowId: sessionId,
@@ -158,7 +169,10 @@ export class SessionClient {
    */
   async events(sessionId: string, afterSeq = -1, limit?: number, runId?: string): Promise<EventsPage> {
     return this.query(sessionId, () =>
-      this.handle(sessionId, runId).query(eventsQuery, { afterSeq, ...(limit !== undefined ? { limit } : {}) }),
+      this.handle(sessionId, runId).query(eventsQuery, {
+        afterSeq,
+        ...(limit !== undefined ? { limit } : {}),
+      }),
     );
   }
 
@@ -172,7 +186,12 @@ export class SessionClient {
    * it first when afterSeq lies before its first event. Pages are as large as the session allows (10,000 events or
    * 1 MB): a query to a closed run replays that run on a worker, so fewer queries matter.
    */
-  private async eventsOfRun(sessionId: string, afterSeq: number, runId: string | undefined, untilSeq: number) {
+  private async eventsOfRun(
+    sessionId: string,
+    afterSeq: number,
+    runId: string | undefined,
+    untilSeq: number,
+  ) {
     const out: SessionEvent[] = [];
     let after = afterSeq;
     let page = await this.events(sessionId, after, MAX_EVENTS_PAGE, runId);

@@ -25,9 +25,15 @@ export class WatchFold {
       this.inbox = applySplice(this.inbox, splice);
       const shape = spliceShape(splice);
       if (shape === 'insert') {
-        for (const message of splice.inserted) items.push({ kind: 'inserted', seq: event.seq, target: splice.target, message });
+        for (const message of splice.inserted)
+          items.push({ kind: 'inserted', seq: event.seq, target: splice.target, message });
       } else {
-        items.push({ kind: shape === 'claim' ? 'claimed' : 'discarded', seq: event.seq, target: splice.target, messages: removed });
+        items.push({
+          kind: shape === 'claim' ? 'claimed' : 'discarded',
+          seq: event.seq,
+          target: splice.target,
+          messages: removed,
+        });
       }
     }
     return emit ? [{ kind: 'event', event }, ...items] : [];

@@ -48,7 +48,9 @@ export interface ModelContextPage {
  * Internal query (not part of the wire protocol): model-visible entries with index in [from, to) held by this run,
  * used by model activities to fill their transcript cache.
  */
-export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; to: number }]>('__modelContext');
+export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; to: number }]>(
+  '__modelContext',
+);
 
 export interface TranscriptView {
   system?: string;

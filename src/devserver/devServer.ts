@@ -136,7 +136,8 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
   const dbFilename = options.inMemory ? undefined : devServerDbFilename(options);
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--namespace', namespace];
   args.push('--log-format', 'text', '--log-level', 'warn');
-  for (const value of [...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])]) args.push('--dynamic-config-value', value);
+  for (const value of [...DEV_SERVER_DYNAMIC_CONFIG, ...(options.dynamicConfig ?? [])])
+    args.push('--dynamic-config-value', value);
   if (dbFilename) args.push('--db-filename', dbFilename);
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');

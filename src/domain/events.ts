@@ -57,8 +57,20 @@ export interface EventDataMap {
   'step/start': { turn: number; step: number };
   'step/end': { turn: number; step: number };
   'user/message': { message: UserMessage };
-  'assistant/message': { turn: number; step: number; message: AssistantMessage; usage?: Usage; interrupted?: true };
-  'tool/call': { turn: number; step: number; callId: string; name: string; arguments: Record<string, unknown> };
+  'assistant/message': {
+    turn: number;
+    step: number;
+    message: AssistantMessage;
+    usage?: Usage;
+    interrupted?: true;
+  };
+  'tool/call': {
+    turn: number;
+    step: number;
+    callId: string;
+    name: string;
+    arguments: Record<string, unknown>;
+  };
   'tool/result': { turn: number; step: number; callId: string; content: ContentBlock[]; error?: ErrorInfo };
   'session/disposed': Record<string, never>;
 }
@@ -131,11 +143,20 @@ export const EventDataSchemas = {
       toolCalls: z.array(ToolCallInfoSchema).optional(),
     }),
     usage: z
-      .object({ inputTokens: z.number().optional(), outputTokens: z.number().optional(), totalTokens: z.number().optional() })
+      .object({
+        inputTokens: z.number().optional(),
+        outputTokens: z.number().optional(),
+        totalTokens: z.number().optional(),
+      })
       .optional(),
     interrupted: z.literal(true).optional(),
   }),
-  'tool/call': z.object({ ...TurnStep, callId: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }),
+  'tool/call': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
   'tool/result': z.object({
     ...TurnStep,
     callId: z.string(),
@@ -164,5 +185,7 @@ export function eventProblem(event: unknown): string | undefined {
   const { type, data } = envelope.data;
   if (!isCoreEventType(type)) return undefined;
   const parsed = EventDataSchemas[type].safeParse(data);
-  return parsed.success ? undefined : `${type} data: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`;
+  return parsed.success
+    ? undefined
+    : `${type} data: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`;
 }

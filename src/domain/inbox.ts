@@ -58,7 +58,9 @@ export function applySplice(inbox: Inbox, splice: SpliceData): Inbox {
   if (problem) throw new InboxSpliceError(problem);
   const list = listOf(inbox, splice.target).slice();
   list.splice(splice.start, splice.removedCount ?? 0, ...splice.inserted);
-  return splice.target === 'next-turn' ? { nextTurn: list, nextStep: inbox.nextStep } : { nextTurn: inbox.nextTurn, nextStep: list };
+  return splice.target === 'next-turn'
+    ? { nextTurn: list, nextStep: inbox.nextStep }
+    : { nextTurn: inbox.nextTurn, nextStep: list };
 }
 
 /** The inbox after a sequence of splices, from an initial inbox (empty by default). */

@@ -6,7 +6,8 @@ import type { TurnEndReason } from './events';
 import type { UserMessage } from './messages';
 
 /** A pre-step decision (closed union, rule 13). */
-export type PreStepDecision = { kind: 'enter'; messages: UserMessage[] } | { kind: 'reject'; reason?: string };
+export type PreStepDecision =
+  { kind: 'enter'; messages: UserMessage[] } | { kind: 'reject'; reason?: string };
 
 /** What the loop does after pre-step decided. */
 export type AfterPreStep = { kind: 'step'; messages: UserMessage[] } | { kind: 'end'; reason: TurnEndReason };
@@ -21,7 +22,8 @@ export function afterPreStep(decision: PreStepDecision, toolsOweRequest: boolean
     if (decision.reason) reason.message = decision.reason;
     return { kind: 'end', reason };
   }
-  if (decision.messages.length === 0 && !toolsOweRequest) return { kind: 'end', reason: { kind: 'completed' } };
+  if (decision.messages.length === 0 && !toolsOweRequest)
+    return { kind: 'end', reason: { kind: 'completed' } };
   return { kind: 'step', messages: decision.messages };
 }
 
@@ -38,7 +40,9 @@ export interface StepOutcome {
 }
 
 /** After a step: another pre-step boundary, or the end of the turn (rules 17, 20, 21). */
-export function afterStep(outcome: StepOutcome): { kind: 'continue' } | { kind: 'end'; reason: TurnEndReason } {
+export function afterStep(
+  outcome: StepOutcome,
+): { kind: 'continue' } | { kind: 'end'; reason: TurnEndReason } {
   if (outcome.nextStepPending) return { kind: 'continue' };
   if (outcome.concluded) return { kind: 'end', reason: { kind: 'completed' } };
   if (outcome.toolsOweRequest) return { kind: 'continue' };

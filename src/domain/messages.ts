@@ -31,14 +31,25 @@ export type ContentBlock = TextBlock;
  */
 export const MessageSourceSchema = z
   .looseObject({
-    kind: z.string().min(1, 'must not be empty').max(LIMITS.sourceNameChars, `at most ${LIMITS.sourceNameChars} characters`),
+    kind: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(LIMITS.sourceNameChars, `at most ${LIMITS.sourceNameChars} characters`),
   })
   .superRefine((source, ctx) => {
     if (source.kind === 'plugin' && (typeof source.plugin !== 'string' || source.plugin.length === 0)) {
-      ctx.addIssue({ code: 'custom', path: ['plugin'], message: "a source of kind 'plugin' needs a non-empty plugin name" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['plugin'],
+        message: "a source of kind 'plugin' needs a non-empty plugin name",
+      });
     }
     if (source.kind === 'tool' && (typeof source.callId !== 'string' || source.callId.length === 0)) {
-      ctx.addIssue({ code: 'custom', path: ['callId'], message: "a source of kind 'tool' needs a non-empty callId" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['callId'],
+        message: "a source of kind 'tool' needs a non-empty callId",
+      });
     }
     let json: string | undefined;
     try {
@@ -70,18 +81,19 @@ export const MessageIdSchema = z
   .max(LIMITS.idChars, `at most ${LIMITS.idChars} characters`)
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
 
-const ContentSchema = z
-  .union([z.string(), z.array(ContentBlockSchema)])
-  .superRefine((content, ctx) => {
-    if (typeof content !== 'string' && content.length > LIMITS.contentBlocks) {
-      ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentBlocks} blocks` });
-    }
-    const chars = typeof content === 'string' ? content.length : content.reduce((n, b) => n + b.text.length, 0);
-    if (chars > LIMITS.contentChars) {
-      ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentChars} characters of text (got ${chars})` });
-    }
-    if (chars === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
-  });
+const ContentSchema = z.union([z.string(), z.array(ContentBlockSchema)]).superRefine((content, ctx) => {
+  if (typeof content !== 'string' && content.length > LIMITS.contentBlocks) {
+    ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentBlocks} blocks` });
+  }
+  const chars = typeof content === 'string' ? content.length : content.reduce((n, b) => n + b.text.length, 0);
+  if (chars > LIMITS.contentChars) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `at most ${LIMITS.contentChars} characters of text (got ${chars})`,
+    });
+  }
+  if (chars === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
+});
 
 /** A message as a caller sends it on any lane (wire): id optional, content a string or blocks. */
 export const MessageInputSchema = z.strictObject({
@@ -108,7 +120,9 @@ export const UserMessageSchema = z.object({
 
 /** Normalizes content to blocks. */
 export function toBlocks(content: string | readonly ContentBlock[]): ContentBlock[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : content.map((b) => ({ type: 'text', text: b.text }));
+  return typeof content === 'string'
+    ? [{ type: 'text', text: content }]
+    : content.map((b) => ({ type: 'text', text: b.text }));
 }
 
 /** Plain text of a message's blocks, joined by blank lines. */
@@ -129,7 +143,11 @@ export function deepFreeze<T>(value: T): T {
  * Builds the frozen UserMessage from validated input. `newId` is called only when the input has no id; the workflow
  * passes its deterministic uuid4, the client a random one.
  */
-export function makeUserMessage(input: MessageInput, defaultSource: MessageSource, newId: () => string): UserMessage {
+export function makeUserMessage(
+  input: MessageInput,
+  defaultSource: MessageSource,
+  newId: () => string,
+): UserMessage {
   const source = (input.source ?? defaultSource) as MessageSource;
   return deepFreeze({
     id: input.id ?? newId(),

@@ -151,7 +151,10 @@ export class SessionCore {
       status: this.status(),
       turn: this.s.turn,
       step: this.s.step,
-      pending: { nextTurn: this.s.inbox.nextTurn.map((m) => m.id), nextStep: this.s.inbox.nextStep.map((m) => m.id) },
+      pending: {
+        nextTurn: this.s.inbox.nextTurn.map((m) => m.id),
+        nextStep: this.s.inbox.nextStep.map((m) => m.id),
+      },
       refused: this.s.refused,
     };
     if (this.s.lastRefusal !== undefined) view.lastRefusal = this.s.lastRefusal;

@@ -12,6 +12,8 @@ export function describeZodIssue(
 ): string {
   const issue = issues[0];
   if (!issue) return `${root}: invalid`;
-  const field = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.') : root;
+  const field = issue.path.length
+    ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.')
+    : root;
   return `${field.replace(/\.\[/g, '[')}: ${issue.message}`;
 }

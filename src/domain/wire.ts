@@ -52,9 +52,14 @@ export function parseModelRef(ref: string): ModelSpec {
   const text = ref.trim();
   if (text === 'scripted') return { provider: 'scripted', steps: [] };
   const at = text.indexOf(':');
-  const parsed = ModelSpecSchema.safeParse({ provider: text.slice(0, Math.max(at, 0)), model: text.slice(at + 1) });
+  const parsed = ModelSpecSchema.safeParse({
+    provider: text.slice(0, Math.max(at, 0)),
+    model: text.slice(at + 1),
+  });
   if (at <= 0 || !parsed.success || parsed.data.provider === 'scripted') {
-    throw new Error(`model "${ref}": expected "scripted" or "<openai|anthropic|openai-compatible>:<model>", e.g. "openai:gpt-4o-mini"`);
+    throw new Error(
+      `model "${ref}": expected "scripted" or "<openai|anthropic|openai-compatible>:<model>", e.g. "openai:gpt-4o-mini"`,
+    );
   }
   return parsed.data;
 }
@@ -68,7 +73,10 @@ const NameSchema = z
 /** Start argument (wire). All fields optional. */
 export const SessionConfigSchema = z.strictObject({
   model: ModelSpecSchema.optional(),
-  system: z.string().max(256 * 1024).optional(),
+  system: z
+    .string()
+    .max(256 * 1024)
+    .optional(),
   tools: z.array(NameSchema).max(128).optional(),
   hooks: z.array(NameSchema).max(64).optional(),
   maxParallelToolCalls: z.number().int().min(1).max(100).optional(),

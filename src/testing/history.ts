@@ -210,7 +210,6 @@ export async function replayHistoryFiles(
   return summary;
 }
 
-
 /** A file itself, or the sorted `*.json` files directly in a folder. Throws naming a path that does not exist. */
 function historyFilesAt(p: string): string[] {
   const full = path.resolve(p);

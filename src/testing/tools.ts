@@ -57,7 +57,10 @@ export const emitContextTool = defineTool({
   execute({ contexts, text }) {
     return {
       content: text ?? `emitted ${contexts.length} context${contexts.length === 1 ? '' : 's'}`,
-      additionalContexts: contexts.map((c) => ({ content: c.content, source: c.source as MessageSource | undefined })),
+      additionalContexts: contexts.map((c) => ({
+        content: c.content,
+        source: c.source as MessageSource | undefined,
+      })),
     };
   },
 });

@@ -17,7 +17,8 @@ export const ENV_VARS = {
   TEMPORAL_TLS_SERVER_NAME: 'server name for TLS verification, optional',
   TASK_QUEUE: 'task queue of the agentSession workflow and its activities (default "agent-sessions")',
   AGENT_SESSIONS_TOOLSETS: 'comma-separated toolsets the worker registers (e.g. "testing")',
-  AGENT_SESSIONS_DATA_DIR: 'folder of the embedded dev server SQLite file (default ".data" in the working folder)',
+  AGENT_SESSIONS_DATA_DIR:
+    'folder of the embedded dev server SQLite file (default ".data" in the working folder)',
   TEMPORAL_CLI_PATH: 'path of the Temporal CLI binary (dev server)',
   TEMPORAL_TEST_SERVER_PATH: 'path of the Temporal time-skipping test server binary',
   OPENAI_API_KEY: 'key of the `openai` model provider; the provider is registered only when it is set',
@@ -29,10 +30,13 @@ export const ENV_VARS = {
   OPENAI_COMPATIBLE_API_KEY: 'key sent to the OpenAI-compatible server as a bearer token, optional',
   AGENT_SESSIONS_DEFAULT_MODEL:
     'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
-  AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS: 'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
-  AGENT_SESSIONS_HOOKS_FILE: 'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
+  AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS:
+    'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
+  AGENT_SESSIONS_HOOKS_FILE:
+    'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
   AGENT_SESSIONS_SESSION: 'session id of the `agent-sessions dev` chat (default "demo")',
-  AGENT_SESSIONS_DEMO_MODEL: 'OpenAI model of a new `agent-sessions dev` demo session when OPENAI_API_KEY is set (default gpt-4o-mini)',
+  AGENT_SESSIONS_DEMO_MODEL:
+    'OpenAI model of a new `agent-sessions dev` demo session when OPENAI_API_KEY is set (default gpt-4o-mini)',
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;
@@ -91,8 +95,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     dataDir: blank(env.AGENT_SESSIONS_DATA_DIR),
     providers: {
-      openai: blank(env.OPENAI_API_KEY) && { apiKey: blank(env.OPENAI_API_KEY), baseURL: blank(env.OPENAI_BASE_URL) },
-      anthropic: blank(env.ANTHROPIC_API_KEY) && { apiKey: blank(env.ANTHROPIC_API_KEY), baseURL: blank(env.ANTHROPIC_BASE_URL) },
+      openai: blank(env.OPENAI_API_KEY) && {
+        apiKey: blank(env.OPENAI_API_KEY),
+        baseURL: blank(env.OPENAI_BASE_URL),
+      },
+      anthropic: blank(env.ANTHROPIC_API_KEY) && {
+        apiKey: blank(env.ANTHROPIC_API_KEY),
+        baseURL: blank(env.ANTHROPIC_BASE_URL),
+      },
       openaiCompatible: blank(env.OPENAI_COMPATIBLE_BASE_URL) && {
         baseURL: blank(env.OPENAI_COMPATIBLE_BASE_URL),
         apiKey: blank(env.OPENAI_COMPATIBLE_API_KEY),

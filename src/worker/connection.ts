@@ -10,7 +10,9 @@ function tlsOptions(config: Config) {
   return {
     ...(serverName ? { serverNameOverride: serverName } : {}),
     ...(caPath ? { serverRootCACertificate: readFileSync(caPath) } : {}),
-    ...(certPath && keyPath ? { clientCertPair: { crt: readFileSync(certPath), key: readFileSync(keyPath) } } : {}),
+    ...(certPath && keyPath
+      ? { clientCertPair: { crt: readFileSync(certPath), key: readFileSync(keyPath) } }
+      : {}),
   };
 }
 

@@ -49,7 +49,9 @@ export const DEFAULT_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'i
 export async function createSessionWorker(opts: SessionWorkerOptions): Promise<Worker> {
   const provider = opts.defaultModel?.provider;
   if (provider && provider !== 'scripted' && !opts.providers?.[provider]) {
-    throw new Error(`the default model needs the ${provider} provider: ${PROVIDER_SETUP[provider] ?? 'register it'}`);
+    throw new Error(
+      `the default model needs the ${provider} provider: ${PROVIDER_SETUP[provider] ?? 'register it'}`,
+    );
   }
   const activities = createActivities({
     tools: new ToolRegistry(opts.tools ?? []),
@@ -74,10 +76,14 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
 }
 
 /** Runs a worker configured by the environment until SIGINT/SIGTERM. `address` overrides TEMPORAL_ADDRESS. */
-export async function runWorkerFromEnv(env: NodeJS.ProcessEnv = process.env, address?: string): Promise<void> {
+export async function runWorkerFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  address?: string,
+): Promise<void> {
   const config = loadConfig(env);
   const target = address ?? config.address;
-  if (!target) throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
+  if (!target)
+    throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
   const connection = await connectWorker(config, target);
   const models = modelsFromConfig(config);
   const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];

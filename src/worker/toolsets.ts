@@ -10,7 +10,10 @@ export const TOOLSETS: Record<string, ToolDefinition[]> = {
 export function toolsFromToolsets(names: readonly string[]): ToolDefinition[] {
   return names.flatMap((name) => {
     const set = TOOLSETS[name];
-    if (!set) throw new Error(`unknown toolset "${name}" in AGENT_SESSIONS_TOOLSETS (known: ${Object.keys(TOOLSETS).join(', ')})`);
+    if (!set)
+      throw new Error(
+        `unknown toolset "${name}" in AGENT_SESSIONS_TOOLSETS (known: ${Object.keys(TOOLSETS).join(', ')})`,
+      );
     return set;
   });
 }

@@ -22,14 +22,26 @@ export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelSte
   heartbeatTimeout: '10 seconds',
   // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes,
+  },
 });
 
 export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTool'>>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes,
+  },
 });
 
 export const setupActivities = proxyActivities<Pick<SessionActivities, 'describeTools' | 'describeHooks'>>({
@@ -46,5 +58,11 @@ export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHo
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes,
+  },
 });

@@ -26,7 +26,10 @@ export type PreStepListener = (
 ) => PreStepDecision | Promise<PreStepDecision>;
 
 /** Runs the waterfall. Whatever a listener throws propagates (the turn then ends in error, rule 16). */
-export function runPreStep(listeners: readonly PreStepListener[], ctx: PreStepContext): Promise<PreStepDecision> {
+export function runPreStep(
+  listeners: readonly PreStepListener[],
+  ctx: PreStepContext,
+): Promise<PreStepDecision> {
   const dispatch = async (i: number): Promise<PreStepDecision> => {
     const listener = listeners[i];
     if (!listener) return { kind: 'enter', messages: [...ctx.batch] };
@@ -36,6 +39,10 @@ export function runPreStep(listeners: readonly PreStepListener[], ctx: PreStepCo
 }
 
 /** A new identified, frozen context message for a listener to return in `enter` (rule 7). */
-export function contextMessage(content: string | ContentBlock[], source: MessageSource, id?: string): UserMessage {
+export function contextMessage(
+  content: string | ContentBlock[],
+  source: MessageSource,
+  id?: string,
+): UserMessage {
   return makeUserMessage({ content, ...(id ? { id } : {}) }, source, uuid4);
 }

@@ -145,9 +145,11 @@ class SessionWorkflow {
       if (this.disposeRequested) break;
       const scope = new CancellationScope();
       this.turnScope = scope;
-      await scope.run(() => this.runTurn()).catch((err: unknown) => {
-        if (!isCancellation(err)) throw err;
-      });
+      await scope
+        .run(() => this.runTurn())
+        .catch((err: unknown) => {
+          if (!isCancellation(err)) throw err;
+        });
       this.turnScope = undefined;
       if (this.core.turnOpen) this.aborted(); // every turn/start gets its turn/end (rule 24)
       if (this.shouldContinueAsNew()) await this.continueAsNew();
@@ -179,7 +181,10 @@ class SessionWorkflow {
       sent: { count: transcript.base, hash: transcript.hash },
       previousRunId: this.info.runId,
     };
-    await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(this.config, carried);
+    await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
+      this.config,
+      carried,
+    );
   }
 
   // ---- handlers (each delegates in a line or two) ----
@@ -189,7 +194,9 @@ class SessionWorkflow {
     // task to specific handlers one name at a time, which would put a followup before an inject sent earlier.
     // The default handler receives them all in arrival order (rule 9).
     setDefaultSignalHandler((name: string, ...args: unknown[]) => this.onSignal(name, args[0]));
-    setHandler(deliverUpdate, (raw) => this.deliver(raw), { validator: (raw: unknown) => this.validateDeliver(raw) });
+    setHandler(deliverUpdate, (raw) => this.deliver(raw), {
+      validator: (raw: unknown) => this.validateDeliver(raw),
+    });
     setHandler(eventsQuery, (raw) => this.events(raw));
     setHandler(stateQuery, () => this.core.stateView());
     setHandler(transcriptQuery, () => ({
@@ -237,7 +244,8 @@ class SessionWorkflow {
 
   private validateDeliver(raw: unknown): void {
     const parsed = DeliverInputSchema.safeParse(raw);
-    if (!parsed.success) throw new Error(`invalid deliver payload: ${describeZodIssue(parsed.error.issues, 'payload')}`);
+    if (!parsed.success)
+      throw new Error(`invalid deliver payload: ${describeZodIssue(parsed.error.issues, 'payload')}`);
     const problem = laneInputProblem(parsed.data.lane, parsed.data.message);
     if (problem) throw new Error(`invalid deliver payload: ${problem}`);
     if (this.disposeRequested || this.core.disposed) throw new Error('session disposed');
@@ -252,11 +260,20 @@ class SessionWorkflow {
     if (this.configUnchecked() && patched(DELIVER_CHECKS_CONFIG)) {
       const [tools, hooks] = await Promise.all([this.resolveTools(), this.resolveHooks()]);
       for (const r of [tools, hooks]) {
-        if (r.kind === 'error') throw ApplicationFailure.create({ type: r.error.code, message: r.error.message, nonRetryable: true });
+        if (r.kind === 'error')
+          throw ApplicationFailure.create({
+            type: r.error.code,
+            message: r.error.message,
+            nonRetryable: true,
+          });
       }
     }
     if (this.disposeRequested || this.core.disposed) {
-      throw ApplicationFailure.create({ type: FailureTypes.SessionDisposed, message: 'session disposed', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: FailureTypes.SessionDisposed,
+        message: 'session disposed',
+        nonRetryable: true,
+      });
     }
     const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, uuid4);
     return this.core.accept(input.lane, message).receipt;
@@ -282,7 +299,8 @@ class SessionWorkflow {
 
   private events(raw: unknown): EventsPage {
     const parsed = EventsQuerySchema.safeParse(raw ?? {});
-    if (!parsed.success) throw new Error(`invalid events query: ${describeZodIssue(parsed.error.issues, 'query')}`);
+    if (!parsed.success)
+      throw new Error(`invalid events query: ${describeZodIssue(parsed.error.issues, 'query')}`);
     const afterSeq = parsed.data.afterSeq ?? -1;
     const limit = parsed.data.limit ?? DEFAULT_EVENTS_LIMIT;
     const log = this.core.log;
@@ -370,7 +388,10 @@ class SessionWorkflow {
   }
 
   /** One step after its messages entered: the model request, then its tool calls. */
-  private async runStep(allowed: ReadonlyMap<string, ToolDescriptor>, hooks: ReadonlyMap<string, HookDescriptor>): Promise<
+  private async runStep(
+    allowed: ReadonlyMap<string, ToolDescriptor>,
+    hooks: ReadonlyMap<string, HookDescriptor>,
+  ): Promise<
     | { kind: 'done'; toolsOweRequest: boolean; concluded: boolean; maxTokens: boolean }
     | { kind: 'end'; reason: TurnEndReason }
   > {
@@ -390,13 +411,21 @@ class SessionWorkflow {
         ...this.newContent(),
       });
     } catch (err) {
-      if (isCancellation(err) && core.canceling) return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
+      if (isCancellation(err) && core.canceling)
+        return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
       return { kind: 'end', reason: { kind: 'error', error: errorInfo(err, ErrorCodes.ModelFailed) } };
     }
     if (result.interrupted) {
       // Visible output of a cancelled call stays in the log, marked interrupted (rule 29).
-      if (result.text) core.assistant({ id: uuid4(), role: 'assistant', content: [{ type: 'text', text: result.text }] }, { interrupted: true });
-      return { kind: 'end', reason: core.canceling ? { kind: 'aborted', reason: core.canceling } : { kind: 'completed' } };
+      if (result.text)
+        core.assistant(
+          { id: uuid4(), role: 'assistant', content: [{ type: 'text', text: result.text }] },
+          { interrupted: true },
+        );
+      return {
+        kind: 'end',
+        reason: core.canceling ? { kind: 'aborted', reason: core.canceling } : { kind: 'completed' },
+      };
     }
     core.assistant(
       {
@@ -408,7 +437,12 @@ class SessionWorkflow {
       result.usage ? { usage: result.usage } : {},
     );
     if (result.toolCalls.length === 0) {
-      return { kind: 'done', toolsOweRequest: false, concluded: false, maxTokens: result.finish === 'max-tokens' };
+      return {
+        kind: 'done',
+        toolsOweRequest: false,
+        concluded: false,
+        maxTokens: result.finish === 'max-tokens',
+      };
     }
     const batch = await runToolBatch(result.toolCalls, {
       sessionId: this.sessionId,
@@ -418,7 +452,12 @@ class SessionWorkflow {
       canceling: () => core.canceling !== undefined,
       postToolHooks: [...hooks.values()].filter((h) => h.kind === 'post-tool').map((h) => h.name),
     });
-    return { kind: 'done', toolsOweRequest: true, concluded: batch.concluded, maxTokens: result.finish === 'max-tokens' };
+    return {
+      kind: 'done',
+      toolsOweRequest: true,
+      concluded: batch.concluded,
+      maxTokens: result.finish === 'max-tokens',
+    };
   }
 
   /**
@@ -428,7 +467,11 @@ class SessionWorkflow {
   private modelFor(requestIndex: number): ModelSpec | undefined {
     const model = this.config.model;
     if (model?.provider !== 'scripted') return model;
-    return { provider: 'scripted', steps: model.steps.slice(requestIndex, requestIndex + 1), firstStep: requestIndex };
+    return {
+      provider: 'scripted',
+      steps: model.steps.slice(requestIndex, requestIndex + 1),
+      firstStep: requestIndex,
+    };
   }
 
   /**
@@ -441,18 +484,29 @@ class SessionWorkflow {
     const prefix = this.sent;
     const newEntries = t.entries.slice(Math.max(0, prefix.count - t.base));
     this.sent = { count: transcriptLength(t), hash: t.hash };
-    return { chainId: this.info.firstExecutionRunId, runId: this.info.runId, prefix, newEntries, hash: t.hash };
+    return {
+      chainId: this.info.firstExecutionRunId,
+      runId: this.info.runId,
+      prefix,
+      newEntries,
+      hash: t.hash,
+    };
   }
 
   /** Whether a name check of this run is still to be made (the session names tools or hooks not yet resolved). */
   private configUnchecked(): boolean {
-    return (!this.tools && (this.config.tools ?? []).length > 0) || (!this.hooks && (this.config.hooks ?? []).length > 0);
+    return (
+      (!this.tools && (this.config.tools ?? []).length > 0) ||
+      (!this.hooks && (this.config.hooks ?? []).length > 0)
+    );
   }
 
   /** The workflow's own listeners (outermost), then one listener per pre-step hook, in the session's order. */
   private preStepListeners(hooks: ReadonlyMap<string, HookDescriptor>): PreStepListener[] {
     const own = this.options.preStep ?? [];
-    const fromHooks = [...hooks.values()].filter((h) => h.kind === 'pre-step').map((h) => preStepHookListener(h.name));
+    const fromHooks = [...hooks.values()]
+      .filter((h) => h.kind === 'pre-step')
+      .map((h) => preStepHookListener(h.name));
     return fromHooks.length ? [...own, ...fromHooks] : [...own];
   }
 

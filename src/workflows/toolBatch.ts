@@ -33,7 +33,10 @@ export interface ToolBatchOutcome {
   concluded: boolean;
 }
 
-export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBatchOptions): Promise<ToolBatchOutcome> {
+export async function runToolBatch(
+  calls: readonly ToolCallInfo[],
+  opts: ToolBatchOptions,
+): Promise<ToolBatchOutcome> {
   const { core } = opts;
   const results: (ToolExecResult | undefined)[] = calls.map(() => undefined);
   let committed = 0;
@@ -71,7 +74,10 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
       name: call.name,
       arguments: call.arguments,
     });
-    if (hooks.length) settled = settled.then((r) => applyPostToolHooks(hooks, { sessionId: opts.sessionId, turn, step, call }, r));
+    if (hooks.length)
+      settled = settled.then((r) =>
+        applyPostToolHooks(hooks, { sessionId: opts.sessionId, turn, step, call }, r),
+      );
     return settled
       .then(
         (r) => {
@@ -121,7 +127,10 @@ export async function runToolBatch(calls: readonly ToolCallInfo[], opts: ToolBat
   commit();
   for (let index = firstNotStarted; index < calls.length; index++) {
     core.toolCall(calls[index]!);
-    results[index] = failed({ code: ErrorCodes.AbortedBeforeDispatch, message: 'the turn was cancelled before this call started' });
+    results[index] = failed({
+      code: ErrorCodes.AbortedBeforeDispatch,
+      message: 'the turn was cancelled before this call started',
+    });
     commit();
   }
   return { concluded };
@@ -137,5 +146,10 @@ async function waitForCapacity(ready: () => boolean): Promise<void> {
 }
 
 function failed(error: ErrorInfo): ToolExecResult {
-  return { content: [{ type: 'text', text: `error: ${error.message}` }], error, additionalContexts: [], concludesTurn: false };
+  return {
+    content: [{ type: 'text', text: `error: ${error.message}` }],
+    error,
+    additionalContexts: [],
+    concludesTurn: false,
+  };
 }

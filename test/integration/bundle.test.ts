@@ -11,16 +11,27 @@ const root = path.resolve(__dirname, '../..');
 
 describe('workflow bundle', () => {
   it('bundles src/workflows/index.ts without Node built-ins or the client, worker and activity packages', async () => {
-    const { code } = await bundleWorkflowCode({ workflowsPath: path.join(root, 'src/workflows/index.ts'), logger: quiet });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(root, 'src/workflows/index.ts'),
+      logger: quiet,
+    });
     expect(code).toContain('agentSession');
-    for (const forbidden of ['@temporalio/client/lib', '@temporalio/worker/lib', '@temporalio/activity/lib', 'src/activities/index']) {
+    for (const forbidden of [
+      '@temporalio/client/lib',
+      '@temporalio/worker/lib',
+      '@temporalio/activity/lib',
+      'src/activities/index',
+    ]) {
       expect(code).not.toContain(forbidden);
     }
   });
 
   it('refuses a workflow module that imports a Node built-in', async () => {
     await expect(
-      bundleWorkflowCode({ workflowsPath: path.join(root, 'test/fixtures/bad-workflow/index.ts'), logger: quiet }),
+      bundleWorkflowCode({
+        workflowsPath: path.join(root, 'test/fixtures/bad-workflow/index.ts'),
+        logger: quiet,
+      }),
     ).rejects.toThrow(/Webpack finished with errors/);
   });
 });

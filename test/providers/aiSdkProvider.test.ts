@@ -69,7 +69,9 @@ describe('AiSdkProvider', () => {
     const { ctx, beats } = callContext(abort.signal);
     const pending = provider(oa.url).step(request, ctx);
     // The provider has seen both chunks once a heartbeat carries them (heartbeats come every second).
-    await waitFor(() => beats.some((b) => (b.details as { partialText: string }).partialText === 'visible prefix'));
+    await waitFor(() =>
+      beats.some((b) => (b.details as { partialText: string }).partialText === 'visible prefix'),
+    );
     abort.abort();
     expect(await pending).toEqual({
       text: 'visible prefix',

@@ -25,7 +25,9 @@ export interface SessionTestEnv {
   teardown(): Promise<void>;
 }
 
-export async function startSessionTestEnv(kind: 'time-skipping' | 'dev' = 'time-skipping'): Promise<SessionTestEnv> {
+export async function startSessionTestEnv(
+  kind: 'time-skipping' | 'dev' = 'time-skipping',
+): Promise<SessionTestEnv> {
   const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
   const recorder = new ScriptedRecorder();
   const taskQueue = `test-${randomUUID()}`;
@@ -42,7 +44,8 @@ export async function startSessionTestEnv(kind: 'time-skipping' | 'dev' = 'time-
     worker,
     taskQueue,
     recorder,
-    sessions: (workflowType) => new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
+    sessions: (workflowType) =>
+      new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
     async teardown() {
       worker.shutdown();
       await running;
@@ -60,7 +63,10 @@ export function summarize(events: readonly SessionEvent[]): string[] {
     switch (e.type) {
       case 'agent/inbox/spliced': {
         const shape = spliceShape(e.data);
-        const what = shape === 'insert' ? e.data.inserted.map((m) => textOf(m.content)).join(',') : String(e.data.removedCount);
+        const what =
+          shape === 'insert'
+            ? e.data.inserted.map((m) => textOf(m.content)).join(',')
+            : String(e.data.removedCount);
         return `${shape} ${e.data.target} ${what}`;
       }
       case 'turn/start':
@@ -85,7 +91,9 @@ export function summarize(events: readonly SessionEvent[]): string[] {
 }
 
 /** Texts of the user-role messages of a recorded model request. */
-export function userTexts(request: { messages: readonly { role: string; content: readonly { text: string }[] }[] }): string[] {
+export function userTexts(request: {
+  messages: readonly { role: string; content: readonly { text: string }[] }[];
+}): string[] {
   return request.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content));
 }
 
@@ -115,7 +123,8 @@ export async function startSessionTestEnvWithTools(
     worker,
     taskQueue,
     recorder,
-    sessions: (workflowType) => new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
+    sessions: (workflowType) =>
+      new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
     async teardown() {
       worker.shutdown();
       await running;

@@ -3,7 +3,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionDisposedError } from '../../src/client';
-import { newId, settle, startSessionTestEnv, summarize, userTexts, waitUntil, type SessionTestEnv } from '../support/sessionEnv';
+import {
+  newId,
+  settle,
+  startSessionTestEnv,
+  summarize,
+  userTexts,
+  waitUntil,
+  type SessionTestEnv,
+} from '../support/sessionEnv';
 
 let t: SessionTestEnv;
 beforeAll(async () => {
@@ -20,12 +28,18 @@ describe('cancel (rules 27–30)', () => {
   it('16: cancel during a model call discards Q and A, keeps the visible text as interrupted, aborts the turn', async () => {
     const s = t.sessions();
     const id = newId();
-    await s.start(id, { model: { provider: 'scripted', steps: [{ text: 'partial answer', delayMs: 30_000 }] } });
+    await s.start(id, {
+      model: { provider: 'scripted', steps: [{ text: 'partial answer', delayMs: 30_000 }] },
+    });
     await s.followup(id, 'P');
     await waitUntil(() => s.allEvents(id), hasEvent('step/start'), 'step 1.1');
     await s.followup(id, 'Q');
     await s.inject(id, ctx('A'));
-    await waitUntil(() => s.state(id), (st) => st.pending.nextStep.length === 1 && st.pending.nextTurn.length === 1, 'Q and A pending');
+    await waitUntil(
+      () => s.state(id),
+      (st) => st.pending.nextStep.length === 1 && st.pending.nextTurn.length === 1,
+      'Q and A pending',
+    );
     await s.cancel(id);
     const events = await settle(s, id);
     expect(summarize(events)).toEqual([
@@ -59,7 +73,11 @@ describe('cancel (rules 27–30)', () => {
     await waitUntil(() => s.allEvents(id), hasEvent('step/start'), 'step 1.1');
     await s.followup(id, 'Q');
     await s.inject(id, ctx('A'));
-    await waitUntil(() => s.state(id), (st) => st.pending.nextStep.length + st.pending.nextTurn.length === 2, 'Q and A pending');
+    await waitUntil(
+      () => s.state(id),
+      (st) => st.pending.nextStep.length + st.pending.nextTurn.length === 2,
+      'Q and A pending',
+    );
     await s.cancel(id, { keepInbox: true });
     await settle(s, id);
     // Pending work waits for the next waking message.
@@ -67,7 +85,9 @@ describe('cancel (rules 27–30)', () => {
     expect((await s.state(id)).status).toBe('idle');
     await s.followup(id, 'W');
     const events = await settle(s, id, 3);
-    const turns = events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.data.reason.kind);
+    const turns = events
+      .filter((e) => e.type === 'turn/end')
+      .map((e) => e.type === 'turn/end' && e.data.reason.kind);
     expect(turns).toEqual(['aborted', 'completed', 'completed']);
     const requests = t.recorder.requests(id);
     // No assistant text was visible when the cancel came, so turn 1 left no assistant/message.
@@ -85,11 +105,24 @@ describe('cancel (rules 27–30)', () => {
       maxParallelToolCalls: 2,
       model: {
         provider: 'scripted',
-        steps: [{ toolCalls: [held('ctx-1'), held('ctx-2'), { name: 'echo', args: { text: '3' } }, { name: 'echo', args: { text: '4' } }] }],
+        steps: [
+          {
+            toolCalls: [
+              held('ctx-1'),
+              held('ctx-2'),
+              { name: 'echo', args: { text: '3' } },
+              { name: 'echo', args: { text: '4' } },
+            ],
+          },
+        ],
       },
     });
     await s.followup(id, 'go');
-    await waitUntil(() => s.allEvents(id), (e) => e.filter((x) => x.type === 'tool/call').length === 2, 'two started calls');
+    await waitUntil(
+      () => s.allEvents(id),
+      (e) => e.filter((x) => x.type === 'tool/call').length === 2,
+      'two started calls',
+    );
     await s.cancel(id);
     const events = await settle(s, id);
     const tail = summarize(events.slice(events.findIndex((e) => e.type === 'tool/call')));
@@ -120,15 +153,22 @@ describe('cancel (rules 27–30)', () => {
   it('19: a follow-up sent right after a cancel, before the turn closed, starts turn 2 by itself', async () => {
     const s = t.sessions();
     const id = newId();
-    await s.start(id, { tools: ['sleep'], model: { provider: 'scripted', steps: [{ toolCalls: [{ name: 'sleep', args: { ms: 30_000 } }] }] } });
+    await s.start(id, {
+      tools: ['sleep'],
+      model: { provider: 'scripted', steps: [{ toolCalls: [{ name: 'sleep', args: { ms: 30_000 } }] }] },
+    });
     await s.followup(id, 'P');
     await waitUntil(() => s.allEvents(id), hasEvent('tool/call'), 'the tool call');
     await s.cancel(id);
     await s.followup(id, 'B');
     const events = await settle(s, id, 2);
-    const ends = events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.data.reason.kind);
+    const ends = events
+      .filter((e) => e.type === 'turn/end')
+      .map((e) => e.type === 'turn/end' && e.data.reason.kind);
     expect(ends).toEqual(['aborted', 'completed']);
-    const turn2 = summarize(events.slice(events.findIndex((e) => e.type === 'turn/start' && e.data.turn === 2)));
+    const turn2 = summarize(
+      events.slice(events.findIndex((e) => e.type === 'turn/start' && e.data.turn === 2)),
+    );
     expect(turn2).toContain('user/message B');
   });
 });
@@ -137,7 +177,10 @@ describe('dispose (rule 31)', () => {
   it('20: dispose during a tool aborts the turn {disposed}, session/disposed is last, the workflow completes', async () => {
     const s = t.sessions();
     const id = newId();
-    await s.start(id, { tools: ['sleep'], model: { provider: 'scripted', steps: [{ toolCalls: [{ name: 'sleep', args: { ms: 30_000 } }] }] } });
+    await s.start(id, {
+      tools: ['sleep'],
+      model: { provider: 'scripted', steps: [{ toolCalls: [{ name: 'sleep', args: { ms: 30_000 } }] }] },
+    });
     await s.followup(id, 'P');
     await s.inject(id, ctx('late context'));
     await waitUntil(() => s.allEvents(id), hasEvent('tool/call'), 'the tool call');
@@ -147,7 +190,10 @@ describe('dispose (rule 31)', () => {
     const types = summarize(events);
     expect(types.at(-1)).toBe('session/disposed');
     const end = events.find((e) => e.type === 'turn/end');
-    expect(end?.type === 'turn/end' && end.data.reason).toEqual({ kind: 'aborted', reason: { kind: 'disposed' } });
+    expect(end?.type === 'turn/end' && end.data.reason).toEqual({
+      kind: 'aborted',
+      reason: { kind: 'disposed' },
+    });
     expect((await s.state(id)).status).toBe('disposed');
     await expect(s.followup(id, 'too late')).rejects.toBeInstanceOf(SessionDisposedError);
     await expect(s.deliver(id, 'followup', 'too late')).rejects.toBeInstanceOf(SessionDisposedError);

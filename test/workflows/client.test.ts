@@ -30,7 +30,12 @@ describe('SessionClient', () => {
   it('deliverWithStart returns the receipt, and a retry with the same id reports the original (update-with-start)', async () => {
     const s = t.sessions();
     const id = newId();
-    const first = await s.deliverWithStart(id, 'followup', { id: 'uws-1', content: 'hi' }, { system: 'be brief' });
+    const first = await s.deliverWithStart(
+      id,
+      'followup',
+      { id: 'uws-1', content: 'hi' },
+      { system: 'be brief' },
+    );
     expect(first).toEqual({ messageId: 'uws-1', lane: 'followup', duplicate: false });
     const again = await s.deliverWithStart(id, 'followup', { id: 'uws-1', content: 'hi' });
     expect(again).toEqual({ messageId: 'uws-1', lane: 'followup', duplicate: true });
@@ -71,9 +76,13 @@ describe('SessionClient', () => {
     await s.dispose(id);
     await watching;
     abort.abort();
-    const derived = seen.filter((x) => x.kind !== 'event').map((x) =>
-      x.kind === 'inserted' ? `inserted ${x.target} ${x.message.content[0]?.text}` : `${x.kind} ${x.target} ${x.messages.map((m) => m.content[0]?.text).join(',')}`,
-    );
+    const derived = seen
+      .filter((x) => x.kind !== 'event')
+      .map((x) =>
+        x.kind === 'inserted'
+          ? `inserted ${x.target} ${x.message.content[0]?.text}`
+          : `${x.kind} ${x.target} ${x.messages.map((m) => m.content[0]?.text).join(',')}`,
+      );
     expect(derived).toEqual([
       'inserted next-step ctx',
       'inserted next-turn P',

@@ -4,7 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertLogValid } from '../../src/domain/invariants';
-import { newId, settle, startSessionTestEnv, summarize, userTexts, waitUntil, type SessionTestEnv } from '../support/sessionEnv';
+import {
+  newId,
+  settle,
+  startSessionTestEnv,
+  summarize,
+  userTexts,
+  waitUntil,
+  type SessionTestEnv,
+} from '../support/sessionEnv';
 
 let t: SessionTestEnv;
 beforeAll(async () => {
@@ -14,7 +22,8 @@ afterAll(async () => {
   await t?.teardown();
 });
 
-const runIdOf = async (t: SessionTestEnv, id: string) => (await t.env.client.workflow.getHandle(id).describe()).runId;
+const runIdOf = async (t: SessionTestEnv, id: string) =>
+  (await t.env.client.workflow.getHandle(id).describe()).runId;
 
 describe('continue-as-new', () => {
   it('22: a pending idle inject survives continue-as-new; the next run enters [A, P] with turn and seq continuing', async () => {
@@ -25,18 +34,30 @@ describe('continue-as-new', () => {
     await settle(s, id);
     const firstRun = await runIdOf(t, id);
     await s.followup(id, 'second'); // turn 2 ends past the budget: the run continues as new after it
-    await waitUntil(() => runIdOf(t, id), (r) => r !== firstRun, 'a new run');
+    await waitUntil(
+      () => runIdOf(t, id),
+      (r) => r !== firstRun,
+      'a new run',
+    );
     await s.inject(id, { content: 'A', source: { kind: 'plugin', plugin: 'watcher' } });
     const secondRun = await runIdOf(t, id);
-    await waitUntil(() => s.state(id), (st) => st.pending.nextStep.length === 1, 'A pending');
+    await waitUntil(
+      () => s.state(id),
+      (st) => st.pending.nextStep.length === 1,
+      'A pending',
+    );
     // Force another boundary while A is pending: a turn whose end crosses the budget again.
     await s.followup(id, 'P');
     const events = await settle(s, id, 3);
     assertLogValid(events);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
-    const turns = events.filter((e) => e.type === 'turn/start').map((e) => e.type === 'turn/start' && e.data.turn);
+    const turns = events
+      .filter((e) => e.type === 'turn/start')
+      .map((e) => e.type === 'turn/start' && e.data.turn);
     expect(turns).toEqual([1, 2, 3]);
-    const turn3 = summarize(events.slice(events.findIndex((e) => e.type === 'turn/start' && e.data.turn === 3)));
+    const turn3 = summarize(
+      events.slice(events.findIndex((e) => e.type === 'turn/start' && e.data.turn === 3)),
+    );
     expect(turn3.slice(0, 6)).toEqual([
       'turn/start 3',
       'claim next-step 1',
@@ -73,7 +94,11 @@ describe('continue-as-new', () => {
     const s = t.sessions();
     const id = newId();
     const turns = 30;
-    await s.start(id, { continueAsNewAfterEvents: 40, tools: ['echo'], model: { provider: 'scripted', steps: [] } });
+    await s.start(id, {
+      continueAsNewAfterEvents: 40,
+      tools: ['echo'],
+      model: { provider: 'scripted', steps: [] },
+    });
     const runs = new Set<string>();
     for (let i = 1; i <= turns; i++) {
       await s.followup(id, `m${i}`);

@@ -31,7 +31,11 @@ describe('idle inject (scenarios 1–3)', () => {
     const id = newId();
     await s.start(id);
     await s.inject(id, { content: 'A', source: plugin('watcher') });
-    const events = await waitUntil(() => s.allEvents(id), (e) => e.length > 0, 'the splice');
+    const events = await waitUntil(
+      () => s.allEvents(id),
+      (e) => e.length > 0,
+      'the splice',
+    );
     expect(summarize(events)).toEqual(['insert next-step A']);
     const state = await s.state(id);
     expect(state.status).toBe('idle');
@@ -76,7 +80,12 @@ describe('idle inject (scenarios 1–3)', () => {
       'user/message C',
       'user/message P',
     ]);
-    expect(summarize(events).slice(3, 7)).toEqual(['insert next-turn P', 'turn/start 1', 'claim next-step 3', 'claim next-turn 1']);
+    expect(summarize(events).slice(3, 7)).toEqual([
+      'insert next-turn P',
+      'turn/start 1',
+      'claim next-step 3',
+      'claim next-turn 1',
+    ]);
     expect(userTexts(t.recorder.requests(id)[0]!)).toEqual(['A', 'B', 'C', 'P']);
   });
 });
@@ -88,7 +97,8 @@ describe('turns (scenarios 14, 23)', () => {
     const s = late.s;
     const id = newId();
     await s.start(id);
-    for (const [i, x] of ['F1', 'F2', 'F3', 'F4', 'F5'].entries()) await s.followup(id, { id: `${id}-${i}`, content: x });
+    for (const [i, x] of ['F1', 'F2', 'F3', 'F4', 'F5'].entries())
+      await s.followup(id, { id: `${id}-${i}`, content: x });
     await late.startWorker();
     const events = await settle(s, id, 5);
     const perTurn = new Map<number, string[]>();
@@ -99,9 +109,9 @@ describe('turns (scenarios 14, 23)', () => {
     }
     expect([...perTurn.keys()]).toEqual([1, 2, 3, 4, 5]);
     expect([...perTurn.values()].every((v) => v.length === 1)).toBe(true);
-    expect(events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.data.reason.kind)).toEqual(
-      Array(5).fill('completed'),
-    );
+    expect(
+      events.filter((e) => e.type === 'turn/end').map((e) => e.type === 'turn/end' && e.data.reason.kind),
+    ).toEqual(Array(5).fill('completed'));
     const requests = t.recorder.requests(id);
     expect(requests).toHaveLength(5);
     // Each later turn's request holds the earlier turns' answers: one send, one turn (rule 22).
@@ -193,7 +203,11 @@ describe('idempotency and bad input (scenarios 23-dup, 24)', () => {
     await handle.signal('followup', { message: { content: 42 } });
     await handle.signal('followup', 'not an object');
     await handle.signal('inject', { message: { content: 'no source' } });
-    const state = await waitUntil(() => s.state(id), (st) => st.refused === 3, 'three refusals');
+    const state = await waitUntil(
+      () => s.state(id),
+      (st) => st.refused === 3,
+      'three refusals',
+    );
     expect(state.lastRefusal).toMatch(/inject: message.source/);
     expect((await s.events(id)).events).toEqual([]);
     // The same payload through the acknowledged path is rejected with the field named.
@@ -202,12 +216,18 @@ describe('idempotency and bad input (scenarios 23-dup, 24)', () => {
         () => 'accepted',
         (err: { cause?: { message?: string } }) => err.cause?.message ?? String(err),
       );
-    expect(await rejection({ lane: 'followup', message: { content: 42 } })).toMatch(/^invalid deliver payload: message\.content: /);
-    expect(await rejection({ lane: 'shout', message: { content: 'x' } })).toMatch(/^invalid deliver payload: lane: /);
+    expect(await rejection({ lane: 'followup', message: { content: 42 } })).toMatch(
+      /^invalid deliver payload: message\.content: /,
+    );
+    expect(await rejection({ lane: 'shout', message: { content: 'x' } })).toMatch(
+      /^invalid deliver payload: lane: /,
+    );
     expect(await rejection({ lane: 'inject', message: { content: 'x' } })).toBe(
       'invalid deliver payload: message.source: required for inject',
     );
-    expect(await rejection({ lane: 'followup', message: { content: 'x'.repeat(300_000) } })).toMatch(/at most 262144 characters/);
+    expect(await rejection({ lane: 'followup', message: { content: 'x'.repeat(300_000) } })).toMatch(
+      /at most 262144 characters/,
+    );
     // The client library rejects before sending.
     await expect(s.followup(id, { content: '' })).rejects.toBeInstanceOf(InvalidInputError);
     await expect(s.inject(id, { content: 'x' })).rejects.toThrow(/message.source: required for inject/);
@@ -237,10 +257,18 @@ describe('transcript (scenario 25)', () => {
     ]);
     const transcript = await s.transcript(id);
     expect(transcript.messages.slice(0, 2)).toEqual([
-      { role: 'user', id: entered[0]!.id, content: [{ type: 'text', text: 'A' }], source: { kind: 'plugin', plugin: 'watcher' } },
+      {
+        role: 'user',
+        id: entered[0]!.id,
+        content: [{ type: 'text', text: 'A' }],
+        source: { kind: 'plugin', plugin: 'watcher' },
+      },
       { role: 'user', id: entered[1]!.id, content: [{ type: 'text', text: 'P' }], source: { kind: 'user' } },
     ]);
     const request = t.recorder.requests(id)[0]!;
-    expect(request.messages.slice(0, 2).map((m) => m.content)).toEqual([[{ type: 'text', text: 'A' }], [{ type: 'text', text: 'P' }]]);
+    expect(request.messages.slice(0, 2).map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'A' }],
+      [{ type: 'text', text: 'P' }],
+    ]);
   });
 });
