@@ -185,7 +185,8 @@ describe('dispose (rule 31)', () => {
     await s.inject(id, ctx('late context'));
     await waitUntil(() => s.allEvents(id), hasEvent('tool/call'), 'the tool call');
     await s.dispose(id);
-    await s.handle(id).result();
+    // Wait on describe, not result(): result() lets the time-skipping server jump its clock far ahead.
+    await waitUntil(() => s.handle(id).describe(), (d) => d.status.name === 'COMPLETED', 'the workflow to complete');
     const events = await s.allEvents(id);
     const types = summarize(events);
     expect(types.at(-1)).toBe('session/disposed');

@@ -83,9 +83,13 @@ describe('continue-as-new', () => {
     const s = t.sessions();
     const id = newId();
     await s.start(id, { continueAsNewAfterEvents: 10 });
+    const firstRun = await runIdOf(t, id);
     await s.followup(id, { id: 'dup-1', content: 'one' });
     await s.followup(id, 'two');
     await settle(s, id, 2);
+    // Deliver to the new run once it exists (an update racing the continue-as-new itself may be lost by the
+    // time-skipping test server).
+    await waitUntil(() => runIdOf(t, id), (r) => r !== firstRun, 'the next run');
     const receipt = await s.deliver(id, 'followup', { id: 'dup-1', content: 'one' });
     expect(receipt).toEqual({ messageId: 'dup-1', lane: 'followup', duplicate: true });
   });
