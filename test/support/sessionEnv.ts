@@ -7,6 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { ScriptedRecorder } from '../../src/activities/model';
+import type { ToolDefinition } from '../../src/activities/tools';
 import { SessionClient } from '../../src/client';
 import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
@@ -27,6 +28,7 @@ export interface SessionTestEnv {
 
 export async function startSessionTestEnv(
   kind: 'time-skipping' | 'dev' = 'time-skipping',
+  extraTools: ToolDefinition[] = [],
 ): Promise<SessionTestEnv> {
   const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
   const recorder = new ScriptedRecorder();
@@ -34,7 +36,7 @@ export async function startSessionTestEnv(
   const worker = await createSessionWorker({
     connection: env.nativeConnection,
     taskQueue,
-    tools: testingTools,
+    tools: [...testingTools, ...extraTools],
     scriptedRecorder: recorder,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
@@ -103,34 +105,11 @@ export const newId = (prefix = 's') => `${prefix}-${randomUUID()}`;
  * Like {@link startSessionTestEnv}, with test-only tools registered on the worker beside the testing toolset (for
  * behaviour the testing toolset cannot produce, e.g. a slow tool that also returns context).
  */
-export async function startSessionTestEnvWithTools(
-  extraTools: import('../../src/activities/tools').ToolDefinition[],
+export function startSessionTestEnvWithTools(
+  extraTools: ToolDefinition[],
   kind: 'time-skipping' | 'dev' = 'time-skipping',
 ): Promise<SessionTestEnv> {
-  const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
-  const recorder = new ScriptedRecorder();
-  const taskQueue = `test-${randomUUID()}`;
-  const worker = await createSessionWorker({
-    connection: env.nativeConnection,
-    taskQueue,
-    tools: [...testingTools, ...extraTools],
-    scriptedRecorder: recorder,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-  });
-  const running = worker.run();
-  return {
-    env,
-    worker,
-    taskQueue,
-    recorder,
-    sessions: (workflowType) =>
-      new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
-    async teardown() {
-      worker.shutdown();
-      await running;
-      await env.teardown();
-    },
-  };
+  return startSessionTestEnv(kind, extraTools);
 }
 
 /**
