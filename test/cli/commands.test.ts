@@ -111,7 +111,7 @@ describe('bad arguments', () => {
       () =>
         expectUsageError(
           ['steer', 's', 'hi', '--id', 'has space'],
-          /invalid message: (message\.)?id: printable ASCII/,
+          /invalid message: message\.id: printable ASCII/,
         ),
       () => expectUsageError(['followup', 's', 'hi', '--source'], /option --source needs a value/),
       () => expectUsageError(['cancel'], /missing <id>/),
