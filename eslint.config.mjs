@@ -1,6 +1,9 @@
 // Lint rules. The sandbox line (STYLE.md 1): workflow code may not import Node built-ins, the Temporal client,
-// worker or activity packages, or our I/O folders; a bundling test enforces the same at run time.
+// worker or activity packages, or our I/O folders; a bundling test enforces the same at run time. No import cycles
+// (STYLE.md 18): `import-x/no-cycle` between modules, and the layer rules below between folders (worker and testing
+// never import each other's way round; the CLI reaches the worker only through its public entry).
 import js from '@eslint/js';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
@@ -34,6 +37,65 @@ const nodeBuiltins = [
   'zlib',
 ];
 
+/** An import of one of our folders `names` from anywhere below src/ (`../worker`, `../../client/watch`, …). */
+const ourFolders = (names) => `^(\\.\\./)+(${names.join('|')})(/|$)`;
+
+/**
+ * The layers between folders (STYLE.md "Import rules"), lowest first: domain; contract; activities; worker; client;
+ * testing and cli on top. A folder imports only lower ones, and the worker and the client only through their
+ * public entries (`index.ts`; the worker's light `config.ts`); workflow code only as types, the worker passes its
+ * path. Together with import-x/no-cycle this keeps folders from importing each other both ways.
+ */
+const layers = [
+  {
+    files: ['src/activities/**/*.ts'],
+    banned: ['worker', 'client', 'cli', 'testing'],
+    message: 'activities import only domain, contract, the devserver helpers and themselves',
+  },
+  {
+    files: ['src/worker/**/*.ts'],
+    banned: ['client', 'cli', 'testing'],
+    message: 'the worker sits below the client, the CLI and the testing kit',
+  },
+  {
+    files: ['src/client/**/*.ts'],
+    banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
+    message: 'the client imports only domain and contract',
+  },
+  {
+    files: ['src/devserver/**/*.ts'],
+    banned: ['domain', 'contract', 'activities', 'worker', 'client', 'cli', 'testing'],
+    message: 'the dev server helpers stand alone',
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    banned: ['activities'],
+    message: 'the CLI reaches the worker through its entry',
+  },
+  { files: ['src/testing/**/*.ts'], banned: ['cli'], message: 'the testing kit does not use the CLI' },
+].map(({ files, banned, message }) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          { regex: ourFolders(banned), message },
+          {
+            regex: ourFolders(['workflows']),
+            message: 'workflow code is bundled from its path, imported as types only',
+            allowTypeImports: true,
+          },
+          {
+            regex: '^(\\.\\./)+(worker/(?!config$)|client/).+',
+            message: 'use the public entry: ../worker (or the light ../worker/config), ../client',
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
   {
     ignores: [
@@ -60,6 +122,20 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-explicit-any': 'warn',
     },
+  },
+  {
+    files: ['**/*.ts', '**/*.mts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.mts', '.js', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.mts'] },
+      // Our imports are extensionless relative paths to .ts files (tests and bench run them through vitest / tsc).
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.mts', '.js', '.mjs', '.cjs', '.json', '.node'] }),
+      ],
+    },
+    // Type-only imports are erased at run time and do not count (the rule skips them).
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     files: ['src/workflows/**/*.ts'],
@@ -117,6 +193,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...layers,
   {
     files: ['bin/**/*.js'],
     languageOptions: {

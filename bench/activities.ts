@@ -13,7 +13,7 @@ export const SIZES = { user: 2048, assistant: 1024, toolResult: 4096 } as const;
 export interface NaiveEntry {
   role: 'user' | 'assistant' | 'tool';
   content: string;
-  toolCalls?: { callId: string; name: string; arguments: Record<string, unknown> }[];
+  toolCalls?: { callId: string; name: string; arguments: Record<string, unknown> | null }[];
 }
 
 /** `bench:k=<tools per tool step>` — k=0 gives tool-less steps only. */
@@ -59,7 +59,7 @@ export const benchProvider: ModelProvider = {
   name: 'bench',
   async step(request: ModelRequest): Promise<ModelStepResult> {
     noteStart(request.sessionId);
-    const model = 'model' in request.model ? request.model.model : 'bench:k=0';
+    const model = ('model' in request.model && request.model.model) || 'bench:k=0';
     return benchAnswer(model, request.requestIndex);
   },
 };
@@ -80,7 +80,8 @@ export function createBenchActivities() {
     }): Promise<ModelStepResult> {
       return benchAnswer(input.model, input.requestIndex);
     },
-    async naiveTool(call: { arguments: Record<string, unknown> }): Promise<string> {
+    async naiveTool(call: { arguments: Record<string, unknown> | null }): Promise<string> {
+      if (!call.arguments) return '';
       return text(Number(call.arguments.size ?? SIZES.toolResult), Number(call.arguments.seed ?? 0));
     },
     async noop(marker: string): Promise<string> {

@@ -1,18 +1,36 @@
 /**
- * The package's main entry for services: the client, the worker factory, the tool API and the domain types.
- * Workflow code lives in `agent-sessions/workflows` (src/workflows), bundled by the worker, never imported here.
+ * The package's main entry for services, listed by name (no `export *`: what is public is what this file names).
+ * The client and its errors; the worker factory and its configuration helpers; tools, hooks and model providers;
+ * the wire names (workflow type, failure types, error codes); and the domain's wire types and schemas callers pass
+ * or read. The session's internals (SessionCore, the inbox fold, the loop) are not part of it. Workflow code lives
+ * in `agent-sessions/workflows` (src/workflows), bundled by the worker, never imported here; the testing kit is
+ * `agent-sessions/testing`.
  */
-export { SessionClient } from './client';
-export * from './client/errors';
-export type { WatchItem } from './client/watch';
-export { createSessionWorker, runWorkerFromEnv, DEFAULT_WORKFLOWS_PATH } from './worker';
+
+// ---- the client ----
+export { SessionClient, DEFAULT_DELIVERY_RETRY } from './client';
+export type { SessionClientOptions, MessageArg, DeliveryRetryPolicy, WatchItem } from './client';
+export {
+  InvalidInputError,
+  SessionDisposedError,
+  SessionNotFoundError,
+  DeliveryRejectedError,
+} from './client';
+
+// ---- the worker ----
+export {
+  createSessionWorker,
+  runWorkerFromEnv,
+  DEFAULT_WORKFLOWS_PATH,
+  modelsFromConfig,
+  providersFromEnv,
+  hooksFromFile,
+} from './worker';
 export type { SessionWorkerOptions } from './worker';
+
+// ---- tools, hooks and models ----
 export { defineTool, ToolRegistry } from './activities/tools';
 export type { ToolContext, ToolDefinition, ToolReturn } from './activities/tools';
-export type { ModelProvider, ModelCallContext } from './activities/model';
-export { ScriptedProvider, ScriptedRecorder } from './activities/model';
-export { WORKFLOW_TYPE, DEFAULT_TASK_QUEUE, FailureTypes, ErrorCodes } from './contract';
-export * from './domain';
 export { defineHook, httpHook, commandHook, HookError } from './activities/hooks';
 export type {
   HookDefinition,
@@ -20,5 +38,42 @@ export type {
   PreStepHookOutput,
   PostToolHookOutput,
 } from './activities/hooks';
+export { ScriptedProvider, ScriptedRecorder } from './activities/model';
+export type { ModelProvider, ModelCallContext } from './activities/model';
+export type { ModelRequest, ModelStepResult } from './activities/types';
 export { createProviders, AiSdkProvider } from './activities/providers';
-export { modelsFromConfig, providersFromEnv, hooksFromFile } from './worker';
+
+// ---- wire names ----
+export { WORKFLOW_TYPE, DEFAULT_TASK_QUEUE, FailureTypes, ErrorCodes } from './contract';
+export type { FailureType, ErrorCode, EventsPage, TranscriptView } from './contract';
+
+// ---- wire types and schemas (src/domain) ----
+export { LIMITS, MessageInputSchema, MessageSourceSchema, textOf } from './domain/messages';
+export type { ContentBlock, TextBlock, MessageInput, MessageSource, UserMessage } from './domain/messages';
+export { LANES, SessionConfigSchema, ModelSpecSchema, CancelInputSchema } from './domain/wire';
+export type {
+  Lane,
+  SessionConfig,
+  ModelSpec,
+  ScriptedStep,
+  DeliveryReceipt,
+  CancelInput,
+} from './domain/wire';
+export { CORE_EVENT_TYPES, isCoreEventType } from './domain/events';
+export type {
+  SessionEvent,
+  EventOf,
+  EventDataMap,
+  CoreEventType,
+  TurnEndReason,
+  CancelCause,
+  ErrorInfo,
+  ToolCallInfo,
+  AssistantMessage,
+  Usage,
+  InboxTarget,
+  SpliceData,
+} from './domain/events';
+export type { SessionStateView, SessionStatus } from './domain/session';
+export { projectTranscript } from './domain/transcript';
+export type { TranscriptEntry } from './domain/transcript';

@@ -1,5 +1,5 @@
 /**
- * Model providers behind one interface, and the built-in `scripted` provider (DESIGN.md: the n-th model request
+ * Model providers behind one interface, and the built-in `scripted` provider (docs/protocol.md: the n-th model request
  * of a session answers with step n; past the end it answers `echo: <latest user text>`). Not deterministic:
  * runs in activities. The scripted provider records every request it receives so tests can assert what the model
  * saw.
@@ -51,7 +51,7 @@ export class ScriptedProvider implements ModelProvider {
   async step(input: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
     if (input.model.provider !== 'scripted') throw new Error('scripted provider called with another model');
     this.recorder?.record(input);
-    const step = input.model.steps[input.requestIndex - (input.model.firstStep ?? 0)];
+    const step = input.model.steps[input.requestIndex - (input.stepsFrom ?? 0)];
     if (!step) {
       const lastUser = [...input.messages].reverse().find((m) => m.role === 'user');
       return { text: `echo: ${lastUser ? textOf(lastUser.content) : ''}`, toolCalls: [], finish: 'stop' };

@@ -6,15 +6,10 @@
 import { z } from 'zod';
 import type { ErrorInfo } from '../domain/events';
 import { toBlocks, type ContentBlock, type MessageSource } from '../domain/messages';
+import { isName, NAME_RULE } from '../domain/names';
 import { describeZodIssue } from '../domain/util';
 import { ErrorCodes } from '../contract';
 import type { ContextOutput, ToolExecResult, ToolSpec } from './types';
-
-/**
- * Key of the arguments object a provider reports when the model's tool-call arguments were not a JSON object; its
- * value is the raw text. The call is logged with it and answered with a TOOL_INVALID_ARGUMENTS result, never run.
- */
-export const INVALID_ARGUMENTS_KEY = '__invalidArguments';
 
 /** A message a tool sends into its own session. */
 export interface ToolMessage {
@@ -63,8 +58,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
  * name or `input` does not describe a JSON object (model APIs take object arguments only).
  */
 export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
-  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(def.name))
-    throw new Error(`tool name "${def.name}": letters, digits and _ . : - only`);
+  if (!isName(def.name)) throw new Error(`tool name "${def.name}": ${NAME_RULE}, at most 128`);
   if (inputJsonSchema(def.input).type !== 'object')
     throw new Error(`tool "${def.name}": input must be a zod object schema`);
   return def;
@@ -101,13 +95,6 @@ export class ToolRegistry {
     return [...this.tools.keys()].sort();
   }
 
-  /** JSON schema of a tool's input, as the model sees it. */
-  jsonSchema(name: string): Record<string, unknown> {
-    const tool = this.tools.get(name);
-    if (!tool) throw new Error(`unknown tool ${name}`);
-    return inputJsonSchema(tool.input);
-  }
-
   /** The tool as the model sees it (cached: schemas are derived once per tool). */
   spec(name: string): ToolSpec | undefined {
     const tool = this.tools.get(name);
@@ -141,13 +128,6 @@ export async function runTool(
   });
   if (!tool)
     return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
-  const raw = args[INVALID_ARGUMENTS_KEY];
-  if (typeof raw === 'string') {
-    return fail({
-      code: ErrorCodes.ToolInvalidArguments,
-      message: `invalid arguments for ${name}: not a JSON object (${JSON.stringify(raw.slice(0, 200))}); call ${name} again with a JSON object that matches its schema`,
-    });
-  }
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
     return fail({

@@ -113,8 +113,9 @@ export class TranscriptCache {
         throw new Error(`run ${runId} of ${sessionId} has no entries from ${next}`);
       out.push(...page.entries);
       next += page.entries.length;
+      // Counted per page read, so entries of earlier runs (read by the recursive call) count once.
+      this.stats.fetchedEntries += page.entries.length;
     }
-    this.stats.fetchedEntries += out.length;
     return out;
   }
 

@@ -1,40 +1,47 @@
 /**
  * Inputs and outputs of the session's activities: the boundary between the deterministic workflow and the world.
  * Types only (the workflow imports this file as types). Failures are normalized here into data or into named
- * ApplicationFailures (contract FailureTypes) so the workflow stores values, not exceptions.
+ * ApplicationFailures (contract FailureTypes) so the workflow stores values, not exceptions. The results the
+ * driver consumes are defined with its effects (src/domain/effects.ts) and re-exported here.
  */
-import type { ErrorInfo, ToolCallInfo, Usage } from '../domain/events';
-import type { ContentBlock, MessageSource, UserMessage } from '../domain/messages';
+import type {
+  ContextOutput,
+  HookDescriptor,
+  HookKind,
+  ModelCall,
+  ModelStepResult,
+  PostToolHookResult,
+  ToolDescriptor,
+  ToolExecResult,
+} from '../domain/effects';
+import type { ErrorInfo } from '../domain/events';
+import type { ContentBlock, UserMessage } from '../domain/messages';
 import type { TranscriptEntry } from '../domain/transcript';
 import type { ModelSpec } from '../domain/wire';
 
+export type {
+  ContextOutput,
+  HookDescriptor,
+  HookKind,
+  ModelStepResult,
+  PostToolHookResult,
+  ToolDescriptor,
+  ToolExecResult,
+};
+
 /**
- * One model request as the workflow schedules it. It carries only what is new since the session's previous model
- * request (`newEntries`) plus the count and hash of what came before (`prefix`); the activity assembles the full
- * model-visible transcript from its cache, or from the workflow itself on a miss (docs/decisions: history grows
- * with new content only). What the model sees is exactly the model-visible part of the log (rule 14).
+ * One model request as the workflow schedules it: the driver's ModelCall — only what is new since the session's
+ * previous model request (`newEntries`) plus the count and hash of what came before (`prefix`) — and the run's
+ * identity. The activity assembles the full model-visible transcript from its cache, or from the workflow itself
+ * on a miss (docs/decisions: history grows with new content only). What the model sees is exactly the
+ * model-visible part of the log (rule 14).
  */
-export interface ModelStepInput {
+export interface ModelStepInput extends ModelCall {
   sessionId: string;
   /** First run id of the session's continue-as-new chain (cache key: a reused session id is a new chain). */
   chainId: string;
   /** The run that scheduled this request; it (and the runs before it) answer `modelContext` queries. */
   runId: string;
-  turn: number;
-  step: number;
-  /** 0-based index of this request in the whole session. */
-  requestIndex: number;
-  /** The session's model; absent when the session names none (the worker's default model answers). */
-  model?: ModelSpec;
-  system?: string;
-  /** Tools the model may call (names registered on the worker). */
-  tools: string[];
-  /** Count and hash of the entries the previous model request saw. */
-  prefix: { count: number; hash: string };
-  /** Entries added since the previous model request, oldest first. */
-  newEntries: TranscriptEntry[];
-  /** Hash of prefix + newEntries. */
-  hash: string;
 }
 
 /** What a provider gets: the request with the assembled model-visible messages, oldest first. */
@@ -45,6 +52,8 @@ export interface ModelRequest {
   requestIndex: number;
   /** The model that answers: the session's, or the worker's default. */
   model: ModelSpec;
+  /** For a scripted model: the index in the session's script of `model.steps[0]`. */
+  stepsFrom?: number;
   system?: string;
   tools: string[];
   /** What the model sees of each tool in `tools`: description and JSON schema from the worker's registry. */
@@ -59,30 +68,11 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
-export interface ModelStepResult {
-  text: string;
-  toolCalls: ToolCallInfo[];
-  finish: 'stop' | 'tool-calls' | 'max-tokens';
-  usage?: Usage;
-  /** The call was cancelled after it produced `text` (visible output is kept, rule 29). */
-  interrupted?: boolean;
-}
-
 export interface DescribeToolsInput {
   names: string[];
 }
-export interface ToolDescriptor {
-  name: string;
-  exclusive: boolean;
-}
-
-export type HookKind = 'pre-step' | 'post-tool';
 export interface DescribeHooksInput {
   names: string[];
-}
-export interface HookDescriptor {
-  name: string;
-  kind: HookKind;
 }
 
 /** What a pre-step hook is asked (also the JSON an HTTP or command hook receives). */
@@ -112,11 +102,6 @@ export interface PostToolHookInput {
   result: { content: ContentBlock[]; error?: ErrorInfo };
 }
 
-/** A post-tool hook's decision: continue (adding contexts) or block (the result becomes `feedback`). */
-export type PostToolHookResult =
-  | { kind: 'continue'; additionalContexts: ContextOutput[] }
-  | { kind: 'block'; feedback: string; additionalContexts: ContextOutput[] };
-
 export interface ToolExecInput {
   sessionId: string;
   turn: number;
@@ -124,19 +109,4 @@ export interface ToolExecInput {
   callId: string;
   name: string;
   arguments: Record<string, unknown>;
-}
-
-/** Context a tool produced for the next step (rule 19); the workflow gives it an id when it has none. */
-export interface ContextOutput {
-  id?: string;
-  content: ContentBlock[];
-  /** Defaults to `{kind:'tool', callId}`. */
-  source?: MessageSource;
-}
-
-export interface ToolExecResult {
-  content: ContentBlock[];
-  error?: ErrorInfo;
-  additionalContexts: ContextOutput[];
-  concludesTurn: boolean;
 }

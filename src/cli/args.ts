@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import type { MessageSource } from '../domain/messages';
 import { LIMITS } from '../domain/messages';
-import type { ModelSpec } from '../domain/wire';
+import { isName } from '../domain/names';
+import { parseModelRef, type ModelSpec } from '../domain/wire';
 import { UsageError } from './errors';
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
@@ -102,26 +103,23 @@ export function sourceLabel(source: MessageSource): string {
 /** Source of an inject sent from the command line or the chat without a source. */
 export const CLI_SOURCE = { kind: 'plugin', plugin: 'cli' } as const;
 
-export const MODEL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible'] as const;
-
-/** `scripted` or `provider:model` (e.g. `openai:gpt-4o-mini`). Throws UsageError. */
+/**
+ * `scripted`, `local` or `provider:model` (e.g. `openai:gpt-4o-mini`), read as the worker's configuration reads it
+ * (parseModelRef). Throws UsageError.
+ */
 export function parseModel(text: string): ModelSpec {
-  if (text === 'scripted') return { provider: 'scripted', steps: [] };
-  const colon = text.indexOf(':');
-  const provider = colon > 0 ? text.slice(0, colon) : '';
-  const model = colon > 0 ? text.slice(colon + 1) : '';
-  if (!(MODEL_PROVIDERS as readonly string[]).includes(provider) || !model) {
-    throw new UsageError(
-      `invalid --model "${text}": write scripted or provider:model with provider one of ${MODEL_PROVIDERS.join(', ')}`,
-    );
+  try {
+    return parseModelRef(text);
+  } catch (err) {
+    // parseModelRef says `model "<text>": expected …`.
+    throw new UsageError(`invalid --${(err as Error).message}`);
   }
-  return { provider: provider as (typeof MODEL_PROVIDERS)[number], model };
 }
 
 /** Comma-separated tool names. Throws UsageError on an empty or malformed name. */
 export function parseTools(text: string): string[] {
   const names = text.split(',').map((s) => s.trim());
-  const bad = names.find((n) => !/^[A-Za-z0-9_.:-]{1,128}$/.test(n));
+  const bad = names.find((n) => !isName(n));
   if (bad !== undefined) throw new UsageError(`invalid --tools "${text}": "${bad}" is not a tool name`);
   return names;
 }

@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import readline from 'node:readline';
 import type { SessionClient } from '../client';
-import type { WatchItem } from '../client/watch';
+import type { WatchItem } from '../client';
 import type { MessageSource } from '../domain/messages';
 import type { Lane } from '../domain/wire';
 import { CLI_SOURCE, parseSource } from './args';

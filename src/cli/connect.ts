@@ -4,11 +4,10 @@
  * `--namespace` / TEMPORAL_NAMESPACE and `--task-queue` / TASK_QUEUE (or the running dev's). Nothing listening gives
  * a one-line error that says what to start.
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SessionClient } from '../client';
-import { loadConfig, wantsTls, type Config } from '../worker/config';
+import { connectionOptions, loadConfig, type Config } from '../worker/config';
 import { stringOpt, type OptionSpec, type Parsed } from './args';
 import { readDevFile } from './devfile';
 import { CliError } from './errors';
@@ -59,7 +58,7 @@ export async function connectSessions(
   target: Target,
 ): Promise<{ sessions: SessionClient; connection: Connection }> {
   await probe(target);
-  const connection = await connectClient(target.config, target.address);
+  const connection = await Connection.connect(connectionOptions(target.config, target.address));
   const sessions = new SessionClient({
     connection,
     namespace: target.namespace,
@@ -111,26 +110,4 @@ export async function withSessions<T>(
   } finally {
     await connection.close();
   }
-}
-
-/**
- * A client connection from the configuration (TLS or API key as the worker reads them). The same as
- * src/worker/connection's connectClient, without loading the Temporal worker package into every client command.
- */
-function connectClient(config: Config, address: string): Promise<Connection> {
-  const { certPath, keyPath, caPath, serverName } = config.tls;
-  const tls = wantsTls(config)
-    ? {
-        ...(serverName ? { serverNameOverride: serverName } : {}),
-        ...(caPath ? { serverRootCACertificate: readFileSync(caPath) } : {}),
-        ...(certPath && keyPath
-          ? { clientCertPair: { crt: readFileSync(certPath), key: readFileSync(keyPath) } }
-          : {}),
-      }
-    : undefined;
-  return Connection.connect({
-    address,
-    ...(tls ? { tls } : {}),
-    ...(config.apiKey ? { apiKey: config.apiKey } : {}),
-  });
 }

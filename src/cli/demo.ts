@@ -1,9 +1,16 @@
 /**
- * The demo session of `agent-sessions dev` (what `npm start` shows): offline, the scripted model answers and uses
- * the testing tools so contexts, tool results, steer and inject are visible; with a provider key in the environment
- * and that provider configured on the worker, a real model instead. Pure.
+ * The demo session of `agent-sessions dev` (what `npm start` shows): with no provider key, the local model (a real
+ * model run in the worker, offline) with the demo tools (clock, calculator); with a provider key in the environment
+ * and that provider configured on the worker, that provider's model; when the local model is not installed, the
+ * scripted model, which uses the testing tools so contexts, tool results, steer and inject are visible. Pure.
  */
-import type { ModelSpec, ScriptedStep, SessionConfig } from '../domain/wire';
+import {
+  formatModelRef,
+  parseModelRef,
+  type ModelSpec,
+  type ScriptedStep,
+  type SessionConfig,
+} from '../domain/wire';
 
 export const DEMO_SESSION = 'demo';
 export const DEMO_OPENAI_MODEL = 'gpt-4o-mini';
@@ -47,28 +54,61 @@ export const DEMO_SCRIPT: ScriptedStep[] = [
   },
 ];
 
+/** Tools of a demo session on a real model: the worker's demo toolset (a clock, which also leaves a context card). */
+export const DEMO_REAL_TOOLS = ['clock', 'calculator'];
+
 /**
- * The demo's model: OpenAI when OPENAI_API_KEY is set and the worker has the `openai` provider (else a turn would
- * end in error), otherwise the offline script. AGENT_SESSIONS_DEMO_MODEL picks the OpenAI model.
+ * The demo's model. AGENT_SESSIONS_DEMO_MODEL picks it when set: `scripted`, `local`, `provider:model`, or a bare
+ * OpenAI model name (used when OPENAI_API_KEY is set). Otherwise OpenAI (gpt-4o-mini) when OPENAI_API_KEY is set
+ * and the worker has the `openai` provider (else a turn would end in error); otherwise the local model when the
+ * worker has it and its file is installed (`localInstalled`); otherwise the offline script. Throws an Error for a
+ * malformed AGENT_SESSIONS_DEMO_MODEL.
  */
-export function demoModel(env: NodeJS.ProcessEnv, availableProviders: readonly string[]): ModelSpec {
-  if (env.OPENAI_API_KEY?.trim() && availableProviders.includes('openai')) {
-    return { provider: 'openai', model: env.AGENT_SESSIONS_DEMO_MODEL?.trim() || DEMO_OPENAI_MODEL };
+export function demoModel(
+  env: NodeJS.ProcessEnv,
+  availableProviders: readonly string[],
+  localInstalled = false,
+): ModelSpec {
+  const chosen = env.AGENT_SESSIONS_DEMO_MODEL?.trim();
+  const hasOpenAi = Boolean(env.OPENAI_API_KEY?.trim()) && availableProviders.includes('openai');
+  if (chosen && (chosen.includes(':') || chosen === 'scripted' || chosen === 'local')) {
+    const spec = parseModelRef(chosen);
+    return spec.provider === 'scripted' ? { provider: 'scripted', steps: DEMO_SCRIPT } : spec;
   }
+  if (hasOpenAi) return { provider: 'openai', model: chosen || DEMO_OPENAI_MODEL };
+  if (localInstalled && availableProviders.includes('local')) return { provider: 'local' };
   return { provider: 'scripted', steps: DEMO_SCRIPT };
 }
 
 export function demoConfig(model: ModelSpec): SessionConfig {
-  return {
-    model,
-    tools: DEMO_TOOLS,
-    system:
-      'You are the agent-sessions demo assistant. Be brief. Use the tools when they help show how they work.',
-  };
+  switch (model.provider) {
+    case 'scripted':
+      return {
+        model,
+        tools: DEMO_TOOLS,
+        system:
+          'You are the agent-sessions demo assistant. Be brief. Use the tools when they help show how they work.',
+      };
+    case 'local':
+      // A 135M-parameter model: short instructions, two tools it can use.
+      return {
+        model,
+        tools: DEMO_REAL_TOOLS,
+        system: 'You are a helpful assistant. Be brief. Use a tool when it helps.',
+      };
+    default:
+      return {
+        model,
+        tools: [...DEMO_REAL_TOOLS, ...DEMO_TOOLS],
+        system:
+          'You are the agent-sessions demo assistant. Be brief. Use the tools when they help show how they work.',
+      };
+  }
 }
 
 /** One line naming a model for the banner. */
 export function describeModel(model: ModelSpec | undefined): string {
   if (!model || model.provider === 'scripted') return 'scripted (offline demo)';
-  return `${model.provider}:${model.model}`;
+  if (model.provider === 'local') return `${formatModelRef(model)} (offline, in this process)`;
+  return formatModelRef(model);
 }

@@ -1,8 +1,9 @@
 /**
  * The `agent-sessions dev` program: the embedded Temporal dev server on its SQLite file (our own child process from
  * the project's Temporal CLI binary), or the server at TEMPORAL_ADDRESS / --address; an in-process worker with the
- * testing toolset; and the interactive chat on one session (default `demo`). Quitting leaves the session in the
- * SQLite file; running again resumes it. SDK logs go to `<data dir>/dev.log`, not to the screen.
+ * testing and demo toolsets; and the interactive chat on one session (default `demo`), answered by the local model
+ * when no provider key is set (src/cli/demo.ts). Quitting leaves the session in the SQLite file; running again
+ * resumes it. SDK logs go to `<data dir>/dev.log`, not to the screen.
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
 import net from 'node:net';
@@ -17,10 +18,16 @@ import {
 } from '@temporalio/worker';
 import { SessionClient } from '../client';
 import { resolveTemporalCli, spawnDevServer, startDevServer, type DevServerOptions } from '../devserver';
-import { testingTools } from '../testing/tools';
-import { createSessionWorker, hooksFromFile, modelsFromConfig } from '../worker';
-import { loadConfig } from '../worker/config';
-import { connectClient, connectWorker } from '../worker/connection';
+import {
+  connectWorker,
+  createSessionWorker,
+  hooksFromFile,
+  localModelStatus,
+  modelsFromConfig,
+  preloadLocalModel,
+  toolsFromToolsets,
+} from '../worker';
+import { connectionOptions, loadConfig } from '../worker/config';
 import { runChat } from './chat';
 import { out } from './command';
 import { demoConfig, demoModel, describeModel } from './demo';
@@ -45,6 +52,9 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
   const models = modelsFromConfig(config);
   const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
   const available = ['scripted', ...Object.keys(models.providers)];
+  // With no provider key the demo runs the local model when `npm run setup` installed it (or LOCAL_MODEL_PATH).
+  const { path: localPath, installed: localInstalled } = localModelStatus(config);
+  const model = demoModel(env, available, localInstalled);
   mkdirSync(dataDir, { recursive: true });
   installQuietRuntime(path.join(dataDir, 'dev.log'));
 
@@ -62,7 +72,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       serverAddress = address;
       nativeConnection = await connectWorker(config, address);
       cleanup.push(() => nativeConnection.close());
-      const connection = await connectClient(config, address);
+      const connection = await Connection.connect(connectionOptions(config, address));
       cleanup.push(() => connection.close());
       client = new Client({ connection, namespace: config.namespace });
     } else {
@@ -84,12 +94,14 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       client = new Client({ connection, namespace: config.namespace });
     }
 
+    // Load the local model while the worker starts, so the first answer does not wait for it.
+    if (model.provider === 'local' && !model.model) void preloadLocalModel(config);
     out('starting the worker…');
     const worker: Worker = await createSessionWorker({
       connection: nativeConnection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
-      tools: testingTools,
+      tools: toolsFromToolsets(['testing', 'demo']),
       hooks,
       ...models,
     });
@@ -104,7 +116,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
     });
 
     const sessions = new SessionClient({ client, taskQueue: config.taskQueue });
-    const status = await ensureSession(sessions, sessionId, demoConfig(demoModel(env, available)));
+    const status = await ensureSession(sessions, sessionId, demoConfig(model));
     writeDevFile(dataDir, {
       address: serverAddress,
       namespace: config.namespace,
@@ -116,6 +128,10 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
 
     out(`Temporal ${serverAddress}${where} · task queue ${config.taskQueue}`);
     out(`session ${sessionId} (${status.note}) · model ${describeModel(status.model)}`);
+    if (status.model?.provider === 'scripted' && !localInstalled && !env.AGENT_SESSIONS_DEMO_MODEL?.trim())
+      out(
+        `(the local model is not installed at ${shortPath(localPath ?? '.venv/models')}: run \`npm run setup\` for a real offline model)`,
+      );
     out(
       'Type a message: a plain line is a followup when idle and a steer while a turn runs. /help for commands, /quit to leave.',
     );

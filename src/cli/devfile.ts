@@ -44,7 +44,8 @@ export function readDevFile(dataDir: string, opts: { alive?: boolean } = {}): De
   return info;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (one we may not signal counts too). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -3,7 +3,7 @@
  * Exit codes: 0 success, 1 failure (one line naming what went wrong), 2 bad usage (a one-line error naming the
  * argument). Every command answers `--help`.
  */
-import { InvalidInputError } from '../client/errors';
+import { InvalidInputError } from '../client';
 import { parse } from './args';
 import type { Command } from './command';
 import { cancelCommand, disposeCommand } from './commands/cancel';

@@ -4,7 +4,7 @@
  * inbox items. Tracks what the session is doing (idle, model call, tools) for the chat's prompt and spinner. Pure:
  * it returns lines; the caller writes them.
  */
-import type { WatchItem } from '../client/watch';
+import type { WatchItem } from '../client';
 import type { InboxTarget, TurnEndReason } from '../domain/events';
 import { textOf, type UserMessage } from '../domain/messages';
 import { sourceLabel } from './args';

@@ -1,6 +1,9 @@
 /** Errors the SessionClient throws, small and named so callers can branch on them. */
 
-/** The input failed validation before anything was sent; `field` names what to fix. */
+/**
+ * The input failed validation — the client's before anything was sent, or the session's (an `InvalidPayload`
+ * failure of the `deliver` update); `field` names what to fix (`message.content`, `config.tools[1]`).
+ */
 export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
   constructor(
@@ -8,6 +11,15 @@ export class InvalidInputError extends Error {
     message: string,
   ) {
     super(message);
+  }
+
+  /**
+   * From the message of the session's `InvalidPayload` failure, which names the field first, after an optional
+   * `invalid … payload: ` prefix ("invalid deliver payload: message.content: must not be empty").
+   */
+  static fromSession(message: string): InvalidInputError {
+    const field = /^(?:invalid [^:]*: )?([\w.[\]]+): /.exec(message)?.[1] ?? 'payload';
+    return new InvalidInputError(field, message);
   }
 }
 

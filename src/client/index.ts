@@ -1,10 +1,12 @@
 /**
  * SessionClient: typed access to agent sessions over the wire protocol, for services and the CLI.
- * Validates every input before sending (errors name the field), assigns message ids so retries stay idempotent,
- * and maps Temporal errors to small named errors. Does I/O; never imported by workflow code.
+ * Validates every input before sending (errors name the field), assigns message ids before the first attempt so
+ * retries stay idempotent, retries transient `deliver` failures by itself (./retry.ts), and maps Temporal errors to
+ * small named errors by failure type and workflow status. Does I/O; never imported by workflow code.
  */
 import { randomUUID } from 'node:crypto';
 import {
+  ApplicationFailure,
   Client,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
@@ -30,7 +32,7 @@ import {
 import type { SessionEvent } from '../domain/events';
 import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
-import { describeZodIssue } from '../domain/util';
+import { issueField } from '../domain/util';
 import {
   CancelInputSchema,
   laneInputProblem,
@@ -46,9 +48,16 @@ import {
   SessionDisposedError,
   SessionNotFoundError,
 } from './errors';
+import {
+  DEFAULT_DELIVERY_RETRY,
+  deliveryBackoffMs,
+  deliveryFailureKind,
+  type DeliveryRetryPolicy,
+} from './retry';
 import { WatchFold, type WatchItem } from './watch';
 
 export * from './errors';
+export { DEFAULT_DELIVERY_RETRY, type DeliveryRetryPolicy } from './retry';
 export type { WatchItem } from './watch';
 
 export interface SessionClientOptions {
@@ -58,6 +67,8 @@ export interface SessionClientOptions {
   taskQueue?: string;
   /** Workflow type to start (default `agentSession`; tests use variants with pre-step listeners). */
   workflowType?: string;
+  /** How `deliver` retries transient failures (default: 5 attempts over about 1.5 s). */
+  deliveryRetry?: Partial<DeliveryRetryPolicy>;
 }
 
 /** A message as callers pass it: a string is the content of a message with a fresh id. */
@@ -67,6 +78,7 @@ export class SessionClient {
   readonly client: Client;
   readonly taskQueue: string;
   readonly workflowType: string;
+  private readonly deliveryRetry: DeliveryRetryPolicy;
 
   constructor(opts: SessionClientOptions) {
     if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
@@ -74,6 +86,7 @@ export class SessionClient {
       opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
+    this.deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.deliveryRetry };
   }
 
   // ---- starting ----
@@ -105,7 +118,10 @@ export class SessionClient {
     return input.id!;
   }
 
-  /** Update-with-start: starts the session if needed, delivers, and returns the session's receipt. */
+  /**
+   * Update-with-start: starts the session if needed, delivers, and returns the session's receipt. Retries
+   * transient failures like `deliver`.
+   */
   async deliverWithStart(
     sessionId: string,
     lane: Lane,
@@ -113,20 +129,19 @@ export class SessionClient {
     config: SessionConfig = {},
   ): Promise<DeliveryReceipt> {
     const input = validMessage(lane, message);
-    const startWorkflowOperation = new WithStartWorkflowOperation(this.workflowType, {
-      workflowId: sessionId,
-      taskQueue: this.taskQueue,
-      args: [validConfig(config)],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    try {
-      return await this.client.workflow.executeUpdateWithStart(deliverUpdate, {
+    const args = [validConfig(config)];
+    return this.deliverRetrying(sessionId, message, () =>
+      this.client.workflow.executeUpdateWithStart(deliverUpdate, {
         args: [{ lane, message: input }],
-        startWorkflowOperation,
-      });
-    } catch (err) {
-      throw await this.explain(sessionId, err);
-    }
+        // An operation can be used once: each attempt gets its own.
+        startWorkflowOperation: new WithStartWorkflowOperation(this.workflowType, {
+          workflowId: sessionId,
+          taskQueue: this.taskQueue,
+          args,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      }),
+    );
   }
 
   // ---- the three lanes (signals: fire and forget; the id is the correlation key) ----
@@ -141,14 +156,19 @@ export class SessionClient {
     return this.send(sessionId, 'inject', message);
   }
 
-  /** Delivers through the `deliver` update and returns the receipt (duplicate ids report the original). */
+  /**
+   * Delivers through the `deliver` update and returns the receipt (duplicate ids report the original). Failures
+   * the caller cannot act on — the server rejected the workflow task the update rode on, aborted the update, the
+   * RPC timed out, or the run continued as new under it — are retried with backoff (`deliveryRetry`); the message
+   * keeps its id across attempts, so it is inserted once. Throws InvalidInputError (also when the session's
+   * validator refuses the payload, naming the field), SessionDisposedError, SessionNotFoundError or
+   * DeliveryRejectedError; after the last attempt, the last transient error as Temporal raised it.
+   */
   async deliver(sessionId: string, lane: Lane, message: MessageArg): Promise<DeliveryReceipt> {
     const input = validMessage(lane, message);
-    try {
-      return await this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] });
-    } catch (err) {
-      throw await this.explain(sessionId, err);
-    }
+    return this.deliverRetrying(sessionId, message, () =>
+      this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] }),
+    );
   }
 
   async cancel(sessionId: string, input: CancelInput = {}): Promise<void> {
@@ -254,6 +274,39 @@ export class SessionClient {
 
   // ---- internals ----
 
+  /** Runs `attempt` until it answers, retrying what deliveryFailureKind calls transient (see `deliver`). */
+  private async deliverRetrying(
+    sessionId: string,
+    message: MessageArg,
+    attempt: () => Promise<DeliveryReceipt>,
+  ): Promise<DeliveryReceipt> {
+    const idIsOurs = typeof message === 'string' || message.id === undefined;
+    for (let n = 1; ; n++) {
+      try {
+        const receipt = await attempt();
+        // A duplicate of an id this call made up can only be an earlier attempt of this call that landed.
+        return n > 1 && idIsOurs && receipt.duplicate ? { ...receipt, duplicate: false } : receipt;
+      } catch (err) {
+        const kind = deliveryFailureKind(err);
+        const retry =
+          n < this.deliveryRetry.attempts &&
+          (kind === 'transient' || (kind === 'run-closed' && (await this.status(sessionId)) === 'RUNNING'));
+        if (!retry) throw await this.explain(sessionId, err);
+        await delay(deliveryBackoffMs(this.deliveryRetry, n));
+      }
+    }
+  }
+
+  /** The status of the session's latest run (`RUNNING` after a continue-as-new), or undefined when none exists. */
+  private async status(sessionId: string): Promise<string | undefined> {
+    try {
+      return (await this.handle(sessionId).describe()).status.name;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    }
+  }
+
   private async send(sessionId: string, lane: Lane, message: MessageArg): Promise<string> {
     const input = validMessage(lane, message);
     await this.signal(sessionId, () => this.handle(sessionId).signal(laneSignal(lane), { message: input }));
@@ -277,25 +330,34 @@ export class SessionClient {
   }
 
   /**
-   * Maps Temporal errors to the client's errors: a rejected update to DeliveryRejectedError (or
-   * SessionDisposedError), and a not-found error on a session that completed to SessionDisposedError (rule 31).
+   * Maps Temporal errors to the client's errors by failure type and workflow status, never by message text: an
+   * update refused with `SessionDisposed` → SessionDisposedError, with `InvalidPayload` → InvalidInputError naming
+   * the field, any other refusal → DeliveryRejectedError; a run that closed under the call (not found, or an update
+   * the server failed because the run ended) → SessionDisposedError when the session's workflow completed (a
+   * disposed session, rule 31), SessionNotFoundError when there is none or it ended otherwise.
    */
   private async explain(sessionId: string, err: unknown): Promise<unknown> {
-    if (err instanceof WorkflowUpdateFailedError) {
-      const cause = err.cause as { message?: string; type?: string } | undefined;
-      if (cause?.type === FailureTypes.SessionDisposed || cause?.message === 'session disposed') {
-        return new SessionDisposedError(sessionId);
-      }
+    const runClosed = deliveryFailureKind(err) === 'run-closed';
+    if (err instanceof WorkflowUpdateFailedError && !runClosed) {
+      const cause = err.cause;
+      const type = cause instanceof ApplicationFailure ? cause.type : undefined;
+      if (type === FailureTypes.SessionDisposed) return new SessionDisposedError(sessionId);
+      if (type === FailureTypes.InvalidPayload)
+        return InvalidInputError.fromSession(cause?.message ?? err.message);
       return new DeliveryRejectedError(cause?.message ?? err.message);
     }
-    if (!(err instanceof WorkflowNotFoundError)) return err;
+    if (!runClosed) return err;
+    let status: string | undefined;
     try {
-      const description = await this.handle(sessionId).describe();
-      if (description.status.name === 'COMPLETED') return new SessionDisposedError(sessionId);
-      return new SessionNotFoundError(sessionId, `its workflow is ${description.status.name.toLowerCase()}`);
+      status = await this.status(sessionId);
     } catch {
-      return new SessionNotFoundError(sessionId);
+      return err;
     }
+    if (status === 'COMPLETED') return new SessionDisposedError(sessionId);
+    if (status === undefined) return new SessionNotFoundError(sessionId);
+    // Still running: the attempts ran out while the session moved between runs.
+    if (status === 'RUNNING') return err;
+    return new SessionNotFoundError(sessionId, `its workflow is ${status.toLowerCase()}`);
   }
 }
 
@@ -308,15 +370,14 @@ function laneSignal(lane: Lane) {
   return LANE_SIGNALS[lane];
 }
 
-function invalid(issues: Parameters<typeof describeZodIssue>[0], root: string): InvalidInputError {
+function invalid(issues: readonly { path: readonly PropertyKey[]; message: string }[], root: string) {
   const first = issues[0];
-  const rooted = first ? [{ ...first, path: [root, ...first.path] }] : [];
-  const text = describeZodIssue(rooted, root);
-  return new InvalidInputError(text.slice(0, text.indexOf(':')), `invalid ${root}: ${text}`);
+  const field = issueField([root, ...(first?.path ?? [])]);
+  return new InvalidInputError(field, `invalid ${root}: ${field}: ${first?.message ?? 'invalid'}`);
 }
 
 /** Validates a message for a lane and assigns an id when it has none. Throws InvalidInputError. */
-export function validMessage(lane: Lane, message: MessageArg): MessageInput & { id: string } {
+function validMessage(lane: Lane, message: MessageArg): MessageInput & { id: string } {
   const raw = typeof message === 'string' ? { content: message } : message;
   const parsed = MessageInputSchema.safeParse(raw);
   if (!parsed.success) throw invalid(parsed.error.issues, 'message');

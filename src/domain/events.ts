@@ -1,9 +1,10 @@
 /**
- * The session log's core event types (wire, DESIGN.md table) as TypeScript types and zod schemas.
+ * The session log's core event types (wire, docs/protocol.md) as TypeScript types and zod schemas.
  * Envelope `{seq, type, time, data}`: seq from 0 without gaps, time in workflow milliseconds. Plugins may add types;
  * consumers skip types they do not know. Pure.
  */
 import { z } from 'zod';
+import { describeZodIssue } from './util';
 import { ContentBlockSchema, UserMessageSchema, type ContentBlock, type UserMessage } from './messages';
 
 export type InboxTarget = 'next-turn' | 'next-step';
@@ -31,10 +32,16 @@ export type TurnEndReason =
   | { kind: 'error'; error: ErrorInfo }
   | { kind: 'max-tokens' };
 
+/**
+ * One tool call of an assistant message. `arguments` is the parsed JSON object, or `null` when the model's
+ * arguments were not a JSON object; then `rawArguments` holds the text as the model wrote it, and the call is
+ * answered with a TOOL_INVALID_ARGUMENTS result without running.
+ */
 export interface ToolCallInfo {
   callId: string;
   name: string;
-  arguments: Record<string, unknown>;
+  arguments: Record<string, unknown> | null;
+  rawArguments?: string;
 }
 
 export interface AssistantMessage {
@@ -64,13 +71,7 @@ export interface EventDataMap {
     usage?: Usage;
     interrupted?: true;
   };
-  'tool/call': {
-    turn: number;
-    step: number;
-    callId: string;
-    name: string;
-    arguments: Record<string, unknown>;
-  };
+  'tool/call': { turn: number; step: number } & ToolCallInfo;
   'tool/result': { turn: number; step: number; callId: string; content: ContentBlock[]; error?: ErrorInfo };
   'session/disposed': Record<string, never>;
 }
@@ -118,7 +119,8 @@ const TurnStep = { turn: z.number().int().min(1), step: z.number().int().min(1) 
 const ToolCallInfoSchema = z.object({
   callId: z.string(),
   name: z.string(),
-  arguments: z.record(z.string(), z.unknown()),
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  rawArguments: z.string().optional(),
 });
 
 export const EventDataSchemas = {
@@ -151,12 +153,7 @@ export const EventDataSchemas = {
       .optional(),
     interrupted: z.literal(true).optional(),
   }),
-  'tool/call': z.object({
-    ...TurnStep,
-    callId: z.string(),
-    name: z.string(),
-    arguments: z.record(z.string(), z.unknown()),
-  }),
+  'tool/call': z.object({ ...TurnStep, ...ToolCallInfoSchema.shape }),
   'tool/result': z.object({
     ...TurnStep,
     callId: z.string(),
@@ -185,7 +182,5 @@ export function eventProblem(event: unknown): string | undefined {
   const { type, data } = envelope.data;
   if (!isCoreEventType(type)) return undefined;
   const parsed = EventDataSchemas[type].safeParse(data);
-  return parsed.success
-    ? undefined
-    : `${type} data: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`;
+  return parsed.success ? undefined : `${type} data: ${describeZodIssue(parsed.error.issues, 'data')}`;
 }

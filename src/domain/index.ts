@@ -32,6 +32,7 @@ export {
   DeliverInputSchema,
   CancelCauseSchema,
   CancelInputSchema,
+  DisposeInputSchema,
   EventsQuerySchema,
   DEFAULT_EVENTS_LIMIT,
   laneInputProblem,
@@ -100,7 +101,42 @@ export type {
 } from './session';
 
 export { afterPreStep, afterStep } from './loop';
-export type { PreStepDecision, AfterPreStep, StepOutcome } from './loop';
+export type { AfterPreStep, StepOutcome } from './loop';
+
+export { ErrorCodes, FailureTypes, codeOf } from './codes';
+export type { ErrorCode, FailureType } from './codes';
+
+export {
+  SessionDriver,
+  SessionRefusal,
+  DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS,
+  modelForRequest,
+} from './driver';
+export type { CarriedSession, DriverDeps, DriverGenerator } from './driver';
+export type {
+  Effect,
+  EffectType,
+  Answer,
+  AnswerMap,
+  Failed,
+  Resolved,
+  ModelCall,
+  ModelStepResult,
+  PreStepDecision,
+  PreStepRequest,
+  ToolStart,
+  ToolExecResult,
+  ToolDescriptor,
+  HookDescriptor,
+  HookKind,
+  ContextOutput,
+  PostToolHookResult,
+} from './effects';
+export { runToolBatch, failedResult } from './toolBatch';
+export { runPreStep, applyPostToolHooks, postToolChain } from './waterfall';
+export type { PreStepContext, PreStepListener, PostToolHookOutcome } from './waterfall';
+export { eventsPage, modelContextPage, PAGE_BYTES } from './pages';
+export type { EventsPage, ModelContextPage } from './pages';
 
 export { checkLog, assertLogValid, LogInvariantError } from './invariants';
 export type { LogStart, CheckLogOptions, CheckResult } from './invariants';

@@ -4,7 +4,7 @@
  * the event's seq ("seq 7: turn/start expected turn 3, got 4"). Pure and deterministic; runs in unit tests, property
  * tests and over every log a workflow test produces.
  *
- * What it checks (rule numbers from spec/semantics.md): envelopes and core data (wire); seq contiguous (log);
+ * What it checks (rule numbers from docs/semantics.md): envelopes and core data (wire); seq contiguous (log);
  * turns numbered last+1, each closed exactly once (24); steps nested and numbered 1..n (24); user, assistant and tool
  * events inside an open step with matching numbers (14, 24); tool results after their call, once, in the model's
  * call order and before step/end (18, 29); every splice valid against the fold of the previous ones (3); claim
@@ -31,7 +31,7 @@ export interface LogStart {
   turn?: number;
   inbox?: Inbox;
   /** Ids accepted before the log (they cannot be pre-step additions). */
-  recent?: readonly (readonly [string, unknown])[];
+  recent?: readonly (readonly [string, ...unknown[]])[];
 }
 
 export interface CheckLogOptions {

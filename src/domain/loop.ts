@@ -2,12 +2,11 @@
  * The turn loop's decisions, as pure functions the workflow calls at each boundary (rules 13–17, 20, 21).
  * The workflow awaits activities between them; the property tests drive the same functions with random outcomes.
  */
+import type { PreStepDecision } from './effects';
 import type { TurnEndReason } from './events';
 import type { UserMessage } from './messages';
 
-/** A pre-step decision (closed union, rule 13). */
-export type PreStepDecision =
-  { kind: 'enter'; messages: UserMessage[] } | { kind: 'reject'; reason?: string };
+export type { PreStepDecision };
 
 /** What the loop does after pre-step decided. */
 export type AfterPreStep = { kind: 'step'; messages: UserMessage[] } | { kind: 'end'; reason: TurnEndReason };

@@ -41,8 +41,11 @@ export interface SessionSnapshot {
   /** Ids of pending `next-step` messages that came by `steer` (they wake; injected ones do not). */
   wakingIds: string[];
   suspended: boolean;
-  /** Accepted ids, oldest first, with the lane that accepted them. */
-  recent: [string, Lane][];
+  /**
+   * Accepted ids, oldest first, with the lane that accepted them and the seq of the splice that inserted them
+   * (absent for ids a pre-step listener added, and in snapshots written before receipts carried a seq).
+   */
+  recent: ([string, Lane] | [string, Lane, number])[];
   refused: number;
   lastRefusal?: string;
   /** Set while a cancel of the running turn is in progress (first cause wins). */
@@ -96,7 +99,7 @@ export class SessionCore {
   readonly log: SessionEvent[] = [];
   readonly transcript: TranscriptState;
   private readonly s: SessionSnapshot;
-  private readonly recentLanes: Map<string, Lane>;
+  private readonly recentLanes: Map<string, { lane: Lane; seq?: number }>;
 
   constructor(
     private readonly deps: SessionCoreDeps,
@@ -104,14 +107,19 @@ export class SessionCore {
     transcript: TranscriptState = emptyTranscript(),
   ) {
     this.s = structuredCloneJson(snapshot);
-    this.recentLanes = new Map(this.s.recent);
+    this.recentLanes = new Map(
+      this.s.recent.map(([id, lane, seq]) => [id, seq === undefined ? { lane } : { lane, seq }]),
+    );
     this.transcript = transcript;
   }
 
   // ---- reading ----
 
   get snapshot(): SessionSnapshot {
-    return { ...structuredCloneJson(this.s), recent: [...this.recentLanes] };
+    const recent = [...this.recentLanes].map(([id, { lane, seq }]): SessionSnapshot['recent'][number] =>
+      seq === undefined ? [id, lane] : [id, lane, seq],
+    );
+    return { ...structuredCloneJson(this.s), recent };
   }
   get inbox(): Inbox {
     return this.s.inbox;
@@ -169,8 +177,14 @@ export class SessionCore {
 
   /** The receipt of an already accepted id, if it is within the recent window. */
   receiptOf(id: string): DeliveryReceipt | undefined {
-    const lane = this.recentLanes.get(id);
-    return lane ? { messageId: id, lane, duplicate: true } : undefined;
+    const seen = this.recentLanes.get(id);
+    if (!seen) return undefined;
+    return {
+      messageId: id,
+      lane: seen.lane,
+      duplicate: true,
+      ...(seen.seq !== undefined ? { seq: seen.seq } : {}),
+    };
   }
 
   // ---- delivery (rules 1–9, 30) ----
@@ -185,13 +199,14 @@ export class SessionCore {
     if (this.s.disposed) throw new SessionStateError('session disposed');
     const rule = LANE_RULES[lane];
     const target: InboxTarget = rule.wakes && this.s.canceling && this.s.turnOpen ? 'next-turn' : rule.target;
+    const seq = this.s.nextSeq;
     this.splice(insertSplice(this.s.inbox, target, message));
     if (rule.wakes) {
       this.s.suspended = false;
       if (target === 'next-step') this.s.wakingIds.push(message.id);
     }
-    this.remember(message.id, lane);
-    return { receipt: { messageId: message.id, lane, duplicate: false }, accepted: true };
+    this.remember(message.id, lane, seq);
+    return { receipt: { messageId: message.id, lane, duplicate: false, seq }, accepted: true };
   }
 
   /** Counts a refused signal payload (rule 5): no event, no other state change. */
@@ -280,8 +295,9 @@ export class SessionCore {
   /** Inserts a producer's context at the end of `next-step` (tool additionalContexts, rule 19). Non-waking. */
   insertContext(message: UserMessage): boolean {
     if (this.receiptOf(message.id)) return false;
+    const seq = this.s.nextSeq;
     this.splice(insertSplice(this.s.inbox, 'next-step', message));
-    this.remember(message.id, 'inject');
+    this.remember(message.id, 'inject', seq);
     return true;
   }
 
@@ -337,8 +353,8 @@ export class SessionCore {
   }
 
   /** Remembers an accepted id; the oldest fall out of the window, but never one still pending. */
-  private remember(id: string, lane: Lane): void {
-    this.recentLanes.set(id, lane);
+  private remember(id: string, lane: Lane, seq?: number): void {
+    this.recentLanes.set(id, seq === undefined ? { lane } : { lane, seq });
     if (this.recentLanes.size <= RECENT_ID_WINDOW) return;
     const pending = new Set([...this.s.inbox.nextTurn, ...this.s.inbox.nextStep].map((m) => m.id));
     for (const oldest of this.recentLanes.keys()) {

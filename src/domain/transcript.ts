@@ -58,13 +58,6 @@ export function extendHash(previous: string, entry: TranscriptEntry): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
 }
 
-/** Hash of a whole list of entries. */
-export function hashEntries(entries: Iterable<TranscriptEntry>, start = EMPTY_TRANSCRIPT_HASH): string {
-  let hash = start;
-  for (const e of entries) hash = extendHash(hash, e);
-  return hash;
-}
-
 function push(state: TranscriptState, entry: TranscriptEntry): void {
   state.entries.push(entry);
   state.hash = extendHash(state.hash, entry);

@@ -1,9 +1,10 @@
 /**
- * Wire payloads (DESIGN.md "Wire protocol"): the start argument, signal and update arguments and query arguments,
+ * Wire payloads (docs/protocol.md): the start argument, signal and update arguments and query arguments,
  * as zod schemas. Pure. These are the only shapes accepted from outside; each error names the field.
  */
 import { z } from 'zod';
-import { MessageInputSchema, MessageSourceSchema } from './messages';
+import { MessageInputSchema } from './messages';
+import { NameSchema } from './names';
 
 export const LANES = ['followup', 'steer', 'inject'] as const;
 export type Lane = (typeof LANES)[number];
@@ -30,27 +31,47 @@ export const ScriptedStepSchema = z.strictObject({
 });
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 
+/** The real model providers a session can name (`scripted` is the offline one). */
+export const MODEL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible'] as const;
+
+/**
+ * How the model may use the session's tools on a request (the AI SDK's `toolChoice`): `auto` (the provider's
+ * default), `required` (must call one), `none` (must answer), or one named tool.
+ */
+export const ToolChoiceSchema = z.union([
+  z.enum(['auto', 'required', 'none']),
+  z.strictObject({ type: z.literal('tool'), toolName: NameSchema }),
+]);
+export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
+
 export const ModelSpecSchema = z.discriminatedUnion('provider', [
   z.strictObject({
     provider: z.literal('scripted'),
     steps: z.array(ScriptedStepSchema).max(10_000).default([]),
-    /** Index of steps[0] in the session's script: the workflow sends a model request only the step it needs. */
-    firstStep: z.number().int().min(0).optional(),
+    toolChoice: ToolChoiceSchema.optional(),
   }),
   z.strictObject({
-    provider: z.enum(['openai', 'anthropic', 'openai-compatible']),
+    provider: z.enum(MODEL_PROVIDERS),
     model: z.string().min(1).max(256),
+    toolChoice: ToolChoiceSchema.optional(),
+  }),
+  /** A GGUF model the worker runs itself; `model` names one the worker's configuration allows (default: its own). */
+  z.strictObject({
+    provider: z.literal('local'),
+    model: z.string().min(1).max(256).optional(),
+    toolChoice: ToolChoiceSchema.optional(),
   }),
 ]);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 
 /**
- * Parses a model reference as a worker's configuration writes it: `scripted`, or `provider:model` (e.g.
- * `openai:gpt-4o-mini`, `openai-compatible:llama3.1`). Throws an Error saying the expected form.
+ * Parses a model reference as a worker's configuration writes it: `scripted`, `local`, or `provider:model` (e.g.
+ * `openai:gpt-4o-mini`, `openai-compatible:llama3.1`, `local:qwen`). Throws an Error saying the expected form.
  */
 export function parseModelRef(ref: string): ModelSpec {
   const text = ref.trim();
   if (text === 'scripted') return { provider: 'scripted', steps: [] };
+  if (text === 'local') return { provider: 'local' };
   const at = text.indexOf(':');
   const parsed = ModelSpecSchema.safeParse({
     provider: text.slice(0, Math.max(at, 0)),
@@ -58,17 +79,17 @@ export function parseModelRef(ref: string): ModelSpec {
   });
   if (at <= 0 || !parsed.success || parsed.data.provider === 'scripted') {
     throw new Error(
-      `model "${ref}": expected "scripted" or "<openai|anthropic|openai-compatible>:<model>", e.g. "openai:gpt-4o-mini"`,
+      `model "${ref}": expected "scripted", "local" or "<${[...MODEL_PROVIDERS, 'local'].join('|')}>:<model>", e.g. "openai:gpt-4o-mini"`,
     );
   }
   return parsed.data;
 }
 
-const NameSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : - only');
+/** The reference {@link parseModelRef} reads back: `scripted`, `local`, `local:<name>` or `provider:model`. */
+export function formatModelRef(spec: ModelSpec): string {
+  if (spec.provider === 'scripted') return 'scripted';
+  return spec.model ? `${spec.provider}:${spec.model}` : spec.provider;
+}
 
 /** Start argument (wire). All fields optional. */
 export const SessionConfigSchema = z.strictObject({
@@ -99,6 +120,12 @@ export interface DeliveryReceipt {
   messageId: string;
   lane: Lane;
   duplicate: boolean;
+  /**
+   * Seq of the `agent/inbox/spliced` event that inserted the message (for a duplicate: of its first insertion), so
+   * a caller can follow its own message in the event stream from there. Absent only for a duplicate of an id
+   * accepted by a version before receipts carried it.
+   */
+  seq?: number;
 }
 
 /** `cancel` signal argument (wire). */
@@ -111,6 +138,9 @@ export const CancelInputSchema = z.strictObject({
   keepInbox: z.boolean().optional(),
 });
 export type CancelInput = z.infer<typeof CancelInputSchema>;
+
+/** `dispose` signal argument (wire): exactly `{}`. Anything else is refused and disposes nothing (rule 5). */
+export const DisposeInputSchema = z.strictObject({});
 
 /** `events` query argument (wire). */
 export const EventsQuerySchema = z.strictObject({
@@ -125,5 +155,3 @@ export function laneInputProblem(lane: Lane, message: { source?: unknown }): str
   if (lane === 'inject' && message.source === undefined) return 'message.source: required for inject';
   return undefined;
 }
-
-export { MessageSourceSchema };

@@ -1,5 +1,5 @@
 /**
- * A session test environment in one call (DESIGN.md "testing kit"): Temporal's time-skipping test server (or the
+ * A session test environment in one call (docs/testing.md): Temporal's time-skipping test server (or the
  * dev server), one worker on a fresh task queue with the scripted model (its requests recorded) and the testing
  * toolset plus your tools, and a SessionClient for it. Helpers wait on queries, never on fixed sleeps (STYLE.md 13).
  * Not deterministic (processes, network); never import from workflow code.
@@ -21,8 +21,8 @@ import { SessionClient } from '../client';
 import { createDevServerEnv, createTimeSkippingEnv } from '../devserver';
 import type { SessionEvent } from '../domain/events';
 import { assertLogValid } from '../domain/invariants';
-import { createSessionWorker, DEFAULT_WORKFLOWS_PATH, resolveWorkflowsPath } from '../worker';
-import { testingTools } from './tools';
+import { createSessionWorker } from '../worker';
+import { testingTools } from '../activities/testingTools';
 
 export interface TestSessionEnvOptions {
   /** Your tools, registered beside the testing toolset (a tool of the same name replaces the testing one). */
@@ -94,9 +94,8 @@ export async function createTestSessionEnv(opts: TestSessionEnvOptions = {}): Pr
       tools: [...tools.values()],
       ...(opts.recordRequests === false ? {} : { scriptedRecorder: recorder }),
       ...(opts.providers ? { providers: opts.providers } : {}),
-      ...(opts.workflowBundle
-        ? { workflowBundle: opts.workflowBundle }
-        : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) }),
+      ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : {}),
+      ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}),
       ...(opts.worker ? { worker: opts.worker } : {}),
     });
   } catch (err) {

@@ -15,7 +15,7 @@ import { historyFromJSON, historyToJSON, type History } from '@temporalio/common
 import * as proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root';
 import { Worker, type ReplayWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
-import { DEFAULT_WORKFLOWS_PATH, resolveWorkflowsPath } from '../worker';
+import { workflowSource } from '../worker';
 
 export type { History };
 
@@ -180,9 +180,7 @@ export async function replayHistoryFiles(
   const files = paths.flatMap(historyFilesAt);
   if (files.length === 0)
     throw new Error(`no history files (*.json) in ${paths.join(', ') || '(no paths given)'}`);
-  const workflowSource = opts.workflowBundle
-    ? { workflowBundle: opts.workflowBundle }
-    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
+  const source = workflowSource(opts);
   const byId = new Map<string, string>();
   const histories = files.map((file, index) => {
     // Unique per file even when two folders hold the same name: results come back keyed by this id.
@@ -193,7 +191,7 @@ export async function replayHistoryFiles(
   const failures: ReplayFailure[] = [];
   const seen = new Set<string>();
   const results = Worker.runReplayHistories(
-    { replayName: 'agent-sessions-replay', ...opts.worker, ...workflowSource },
+    { replayName: 'agent-sessions-replay', ...opts.worker, ...source },
     histories,
   );
   for await (const result of results) {
@@ -225,6 +223,3 @@ function historyFilesAt(p: string): string[] {
     .sort()
     .map((name) => path.join(full, name));
 }
-
-/** Re-exported for callers that replay with a workflows path (the worker owns the resolution). */
-export { resolveWorkflowsPath };

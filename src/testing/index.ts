@@ -1,5 +1,5 @@
 /**
- * The testing kit users import for their own agent tests (DESIGN.md layout: src/testing): the scripted model and
+ * The testing kit users import for their own agent tests (docs/testing.md): the scripted model and
  * its request recorder, the testing toolset, a one-call time-skipping session env, history export and replay, and
  * the session-log invariant checker. Not deterministic; never import from workflow code.
  */
@@ -17,7 +17,7 @@ export {
   injectSelfTool,
   steerSelfTool,
   concludeTool,
-} from './tools';
+} from '../activities/testingTools';
 export { createTestSessionEnv, patientQuery, settle, waitUntil } from './env';
 export type { TestSessionEnv, TestSessionEnvOptions } from './env';
 export {

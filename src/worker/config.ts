@@ -1,9 +1,14 @@
 /**
- * Worker and client configuration from the environment. Not deterministic (reads process.env): never import from
- * workflow code. Every variable the project reads is listed in ENV_VARS, so docs and docker-compose can be checked
- * against it.
+ * Worker and client configuration from the environment, and the connection options (address, TLS, API key) both
+ * Temporal connections take. The light public entry of src/worker: it loads neither Temporal package, so client
+ * commands use it without paying for the worker (src/worker/index.ts is the other entry). Not deterministic (reads
+ * process.env and the TLS files): never import from workflow code. Every variable the project reads is listed in
+ * ENV_VARS, so docs and docker-compose can be checked against it.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE } from '../contract';
+import { issueField } from '../domain/util';
 import { parseModelRef } from '../domain/wire';
 
 /** Every environment variable the worker and the CLI read, with what it does. */
@@ -16,7 +21,8 @@ export const ENV_VARS = {
   TEMPORAL_TLS_CA_PATH: 'CA certificate of the server (PEM), optional',
   TEMPORAL_TLS_SERVER_NAME: 'server name for TLS verification, optional',
   TASK_QUEUE: 'task queue of the agentSession workflow and its activities (default "agent-sessions")',
-  AGENT_SESSIONS_TOOLSETS: 'comma-separated toolsets the worker registers (e.g. "testing")',
+  AGENT_SESSIONS_TOOLSETS:
+    'comma-separated toolsets the worker registers: "testing", "demo" (clock, calculator)',
   AGENT_SESSIONS_DATA_DIR:
     'folder of the embedded dev server SQLite file (default ".data" in the working folder)',
   TEMPORAL_CLI_PATH: 'path of the Temporal CLI binary (dev server)',
@@ -36,13 +42,19 @@ export const ENV_VARS = {
     'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
   AGENT_SESSIONS_SESSION: 'session id of the `agent-sessions dev` chat (default "demo")',
   AGENT_SESSIONS_DEMO_MODEL:
-    'OpenAI model of a new `agent-sessions dev` demo session when OPENAI_API_KEY is set (default gpt-4o-mini)',
+    'model of a new `agent-sessions dev` demo session: "scripted", "local", "provider:model", or an OpenAI model name used when OPENAI_API_KEY is set (default gpt-4o-mini with a key, else the local model when installed, else scripted)',
+  LOCAL_MODEL_PATH:
+    "GGUF file of the `local` provider's default model (default .venv/models/SmolLM2-135M-Instruct.Q4_1.gguf, installed by `npm run setup`)",
+  LOCAL_MODELS:
+    'more GGUF files sessions may name with {provider:"local", model}: comma-separated name=path pairs (e.g. "qwen=/models/qwen2.5-0.5b-instruct-q4_k_m.gguf")',
+  LOCAL_MODEL_THREADS: 'decode threads of the local model (default 1)',
+  LOCAL_MODEL_CONTEXT_SIZE: 'context window of the local model in tokens (default 4096)',
+  LOCAL_MODEL_MAX_TOKENS: 'most tokens of one local model answer (default 512)',
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;
 
-export const DEFAULT_TASK_QUEUE = 'agent-sessions';
-export const DEFAULT_NAMESPACE = 'default';
+const DEFAULT_NAMESPACE = 'default';
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -68,6 +80,18 @@ const ConfigSchema = z.object({
     anthropic: z.object({ apiKey: z.string().min(1), baseURL: HttpUrl.optional() }).optional(),
     openaiCompatible: z.object({ baseURL: HttpUrl, apiKey: z.string().min(1).optional() }).optional(),
     chunkTimeoutMs: z.coerce.number().int().min(1000).max(3_600_000).optional(),
+    local: z.object({
+      modelPath: z.string().min(1).optional(),
+      models: z
+        .record(
+          z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'names are letters, digits and _ . - only'),
+          z.string().min(1),
+        )
+        .optional(),
+      threads: z.coerce.number().int().min(1).max(256).optional(),
+      contextSize: z.coerce.number().int().min(256).max(1_048_576).optional(),
+      maxTokens: z.coerce.number().int().min(1).max(1_000_000).optional(),
+    }),
   }),
   defaultModel: z.string().min(1).optional(),
   hooksFile: z.string().min(1).optional(),
@@ -108,6 +132,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         apiKey: blank(env.OPENAI_COMPATIBLE_API_KEY),
       },
       chunkTimeoutMs: blank(env.AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS),
+      local: {
+        modelPath: blank(env.LOCAL_MODEL_PATH),
+        models: namedPaths(blank(env.LOCAL_MODELS)),
+        threads: blank(env.LOCAL_MODEL_THREADS),
+        contextSize: blank(env.LOCAL_MODEL_CONTEXT_SIZE),
+        maxTokens: blank(env.LOCAL_MODEL_MAX_TOKENS),
+      },
     },
     defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
     hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
@@ -115,8 +146,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') ?? '';
-    throw new Error(`invalid configuration: ${ENV_NAMES[field] ?? (field || 'env')}: ${issue?.message}`);
+    const field = issueField(issue?.path ?? [], 'env');
+    const variable =
+      ENV_NAMES[field] ?? Object.entries(ENV_NAMES).find(([prefix]) => field.startsWith(`${prefix}.`))?.[1];
+    throw new Error(`invalid configuration: ${variable ?? field}: ${issue?.message}`);
   }
   if (parsed.data.defaultModel) {
     try {
@@ -134,9 +167,47 @@ const ENV_NAMES: Record<string, string> = {
   'providers.anthropic.baseURL': 'ANTHROPIC_BASE_URL',
   'providers.openaiCompatible.baseURL': 'OPENAI_COMPATIBLE_BASE_URL',
   'providers.chunkTimeoutMs': 'AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS',
+  'providers.local.modelPath': 'LOCAL_MODEL_PATH',
+  'providers.local.models': 'LOCAL_MODELS',
+  'providers.local.threads': 'LOCAL_MODEL_THREADS',
+  'providers.local.contextSize': 'LOCAL_MODEL_CONTEXT_SIZE',
+  'providers.local.maxTokens': 'LOCAL_MODEL_MAX_TOKENS',
 };
 
-/** Whether the configuration asks for TLS (an API key or client certificates). */
-export function wantsTls(config: Config): boolean {
+/**
+ * `name=path,name=path` as a record; a pair without `=` keeps its text as the name so the schema names the
+ * variable (LOCAL_MODELS) in its error.
+ */
+function namedPaths(text: string | undefined): Record<string, string> | undefined {
+  if (!text) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (!pair.trim()) continue;
+    out[(at < 0 ? pair : pair.slice(0, at)).trim()] = at < 0 ? '' : pair.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** Whether the configuration asks for TLS (an API key, a CA or client certificates). */
+function wantsTls(config: Config): boolean {
   return Boolean(config.apiKey || config.tls.certPath || config.tls.caPath);
+}
+
+/**
+ * What both connections (the client's `Connection` and the worker's `NativeConnection`) take: the address, TLS
+ * when the configuration asks for it, and the API key. Throws when a TLS file cannot be read.
+ */
+export function connectionOptions(config: Config, address: string) {
+  const { certPath, keyPath, caPath, serverName } = config.tls;
+  const tls = wantsTls(config)
+    ? {
+        ...(serverName ? { serverNameOverride: serverName } : {}),
+        ...(caPath ? { serverRootCACertificate: readFileSync(caPath) } : {}),
+        ...(certPath && keyPath
+          ? { clientCertPair: { crt: readFileSync(certPath), key: readFileSync(keyPath) } }
+          : {}),
+      }
+    : undefined;
+  return { address, ...(tls ? { tls } : {}), ...(config.apiKey ? { apiKey: config.apiKey } : {}) };
 }

@@ -14,9 +14,9 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { commandHook, httpHook, type HookDefinition } from '../activities/hooks';
+import { NameSchema as Name } from '../domain/names';
 import { describeZodIssue } from '../domain/util';
 
-const Name = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'letters, digits and _ . : - only (1–128)');
 const Kind = z.enum(['pre-step', 'post-tool']);
 const Limit = z.number().int().positive();
 

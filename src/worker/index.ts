@@ -1,26 +1,28 @@
 /**
  * The worker factory and entry. `createSessionWorker` builds a Temporal worker that runs the agentSession workflow
- * and its activities on one task queue; `runWorkerFromEnv` is what `npx agent-sessions worker` runs.
+ * and its activities on one task queue; `runWorkerFromEnv` is what `npx agent-sessions worker` runs. This file is
+ * the public entry of src/worker for everything that loads the Temporal worker package (the CLI's `dev` and
+ * `worker`, src/testing, the package root); `./config` is the light one (environment and connection options).
  * Not deterministic (does I/O); never imported by workflow code.
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { HookRegistry, type HookDefinition } from '../activities/hooks';
 import type { ModelProvider, ScriptedRecorder } from '../activities/model';
 import { PROVIDER_SETUP } from '../activities/providers';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { DEFAULT_TASK_QUEUE } from '../contract';
-import type { ModelSpec } from '../domain/wire';
-import { loadConfig } from './config';
-import { connectWorker } from './connection';
+import { formatModelRef, type ModelSpec } from '../domain/wire';
+import { connectionOptions, loadConfig, type Config } from './config';
 import { hooksFromFile } from './hooks';
 import { modelsFromConfig } from './providers';
 import { toolsFromToolsets } from './toolsets';
 
-export { modelsFromConfig, providersFromEnv, defaultModelFromEnv } from './providers';
+export { modelsFromConfig, providersFromEnv, localModelStatus, preloadLocalModel } from './providers';
 export { hooksFromConfig, hooksFromFile } from './hooks';
+export { toolsFromToolsets } from './toolsets';
 
 export interface SessionWorkerOptions {
   connection: NativeConnection;
@@ -60,19 +62,34 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
     ...(opts.scriptedRecorder ? { scriptedRecorder: opts.scriptedRecorder } : {}),
   });
-  const workflowSource = opts.workflowBundle
-    ? { workflowBundle: opts.workflowBundle }
-    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
-    ...workflowSource,
+    ...workflowSource(opts),
     // Heartbeats carry cancellation to running calls; send them at least every second so a cancel lands promptly.
     maxHeartbeatThrottleInterval: '1 second',
     ...opts.worker,
   });
+}
+
+/** The worker's connection to Temporal at `address`, with the configuration's TLS and API key. */
+export function connectWorker(config: Config, address: string): Promise<NativeConnection> {
+  return NativeConnection.connect(connectionOptions(config, address));
+}
+
+/**
+ * The worker option naming the workflow code, for running and for replaying it: a prebuilt bundle when given, else
+ * the workflows module at `workflowsPath` (default: ours). Throws when that module does not exist.
+ */
+export function workflowSource(opts: {
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  workflowsPath?: string;
+}): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  return opts.workflowBundle
+    ? { workflowBundle: opts.workflowBundle }
+    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
 }
 
 /** Runs a worker configured by the environment until SIGINT/SIGTERM. `address` overrides TEMPORAL_ADDRESS. */
@@ -98,7 +115,7 @@ export async function runWorkerFromEnv(
   const model = models.defaultModel;
   console.error(
     `agent-sessions worker: ${target} namespace=${config.namespace} task-queue=${config.taskQueue} toolsets=${config.toolsets.join(',') || 'none'} ` +
-      `providers=${['scripted', ...Object.keys(models.providers)].join(',')} default-model=${model ? (model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}`) : 'scripted'} ` +
+      `providers=${['scripted', ...Object.keys(models.providers)].join(',')} default-model=${model ? formatModelRef(model) : 'scripted'} ` +
       `hooks=${hooks.map((h) => h.name).join(',') || 'none'}`,
   );
   try {
@@ -113,7 +130,7 @@ export async function runWorkerFromEnv(
  * default path has no extension and is `.ts` under src/, `.js` under dist/; `require.resolve` alone misses `.ts`
  * when tests run through vitest). Throws naming the path.
  */
-export function resolveWorkflowsPath(p: string): string {
+function resolveWorkflowsPath(p: string): string {
   for (const candidate of [p, `${p}.ts`, `${p}.js`]) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return path.resolve(candidate);
   }

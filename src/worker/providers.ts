@@ -1,10 +1,12 @@
 /**
  * The worker's model configuration from its environment: the providers whose keys / base URLs are set (OPENAI_*,
- * ANTHROPIC_*, OPENAI_COMPATIBLE_*) and the default model (AGENT_SESSIONS_DEFAULT_MODEL). Session input never
- * reaches this: a session can only name a provider and a model. Not deterministic (reads the environment).
+ * ANTHROPIC_*, OPENAI_COMPATIBLE_*), the `local` provider (LOCAL_MODEL_*; always) and the default model
+ * (AGENT_SESSIONS_DEFAULT_MODEL). Session input never reaches this: a session can only name a provider and a
+ * model. Not deterministic (reads the environment).
  */
 import type { ModelProvider } from '../activities/model';
-import { createProviders, PROVIDER_SETUP } from '../activities/providers';
+import { existsSync } from 'node:fs';
+import { createProviders, defaultLocalModelPath, LocalEngine, PROVIDER_SETUP } from '../activities/providers';
 import { parseModelRef, type ModelSpec } from '../domain/wire';
 import { loadConfig, type Config } from './config';
 
@@ -16,11 +18,13 @@ export function modelsFromConfig(config: Config): {
   providers: Record<string, ModelProvider>;
   defaultModel?: ModelSpec;
 } {
-  const { chunkTimeoutMs, openai, anthropic, openaiCompatible } = config.providers;
+  const { chunkTimeoutMs, openai, anthropic, openaiCompatible, local } = config.providers;
   const providers = createProviders({
     ...(openai ? { openai } : {}),
     ...(anthropic ? { anthropic } : {}),
     ...(openaiCompatible ? { openaiCompatible } : {}),
+    // Always registered: it needs no key. A missing model file fails the turn saying what to run.
+    local: withoutUndefined(local),
     ...(chunkTimeoutMs !== undefined ? { chunkTimeoutMs } : {}),
   });
   if (!config.defaultModel) return { providers };
@@ -38,7 +42,25 @@ export function providersFromEnv(env: NodeJS.ProcessEnv = process.env): Record<s
   return modelsFromConfig(loadConfig(env)).providers;
 }
 
-/** The default model an environment names, if any. Throws when its provider is not configured. */
-export function defaultModelFromEnv(env: NodeJS.ProcessEnv = process.env): ModelSpec | undefined {
-  return modelsFromConfig(loadConfig(env)).defaultModel;
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The file of the local provider's default model under this configuration, and whether it is there. */
+export function localModelStatus(config: Config): { path?: string; installed: boolean } {
+  const file = defaultLocalModelPath(config.providers.local);
+  return file ? { path: file, installed: existsSync(file) } : { installed: false };
+}
+
+/**
+ * Loads the local provider's default model into this process now (the worker's activities then find it loaded),
+ * so a first answer does not wait for it. Resolves false when it could not load (the turn will say why).
+ */
+export async function preloadLocalModel(config: Config): Promise<boolean> {
+  const { path, installed } = localModelStatus(config);
+  if (!path || !installed) return false;
+  return new LocalEngine(withoutUndefined(config.providers.local)).preload(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -1,9 +1,11 @@
 /** Named toolsets a worker can register by configuration (AGENT_SESSIONS_TOOLSETS). Not deterministic. */
 import type { ToolDefinition } from '../activities/tools';
-import { testingTools } from '../testing/tools';
+import { demoTools } from '../activities/demoTools';
+import { testingTools } from '../activities/testingTools';
 
 export const TOOLSETS: Record<string, ToolDefinition[]> = {
   testing: testingTools,
+  demo: demoTools,
 };
 
 /** The tools of the named toolsets. Throws an Error naming an unknown toolset and the known ones. */

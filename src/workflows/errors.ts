@@ -1,12 +1,17 @@
-/** Turns failures caught in the workflow into `{message, code}` data (outcomes are data, STYLE.md 6). */
+/**
+ * Turns failures caught in the workflow into `{message, code}` data (outcomes are data, STYLE.md 6). The code is
+ * always UPPER_SNAKE: an ApplicationFailure's type is converted (`HookFailed` → `HOOK_FAILED`), anything else gets
+ * the caller's fallback code.
+ */
 import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
+import { codeOf } from '../domain/codes';
 import type { ErrorInfo } from '../domain/events';
 
 export function errorInfo(err: unknown, fallbackCode: string): ErrorInfo {
   let cause: unknown = err;
   if (err instanceof ActivityFailure && err.cause) cause = err.cause;
   if (cause instanceof ApplicationFailure) {
-    return { message: cause.message, code: cause.type ?? fallbackCode };
+    return { message: cause.message, code: codeOf(cause.type ?? undefined, fallbackCode) };
   }
   if (cause instanceof TemporalFailure) return { message: cause.message, code: fallbackCode };
   if (cause instanceof Error) return { message: cause.message, code: fallbackCode };

@@ -2,18 +2,16 @@
  * Worker hooks inside the workflow (the session's `hooks`, resolved by name on the worker). A pre-step hook is a
  * waterfall listener that calls the `preStepHook` activity with the claimed batch: reject returns at once; enter
  * runs the rest of the waterfall and adds the hook's messages after the downstream batch (rule 13). A failed hook
- * activity throws, so the turn ends in error with no step (rule 16). Post-tool hooks run after a tool's activity,
- * in the session's order: their contexts follow the body's own; a block replaces the result with the feedback and
- * keeps only that hook's contexts (rule 19). Deterministic (workflow sandbox).
+ * activity throws, so the turn ends in error with no step (rule 16). A post-tool hook call is one activity whose
+ * decision (or failure) src/domain/waterfall.ts folds into the tool's result (rule 19). Deterministic.
  */
-import { isCancellation, uuid4 } from '@temporalio/workflow';
-import type { ContextOutput, ToolExecResult } from '../activities/types';
+import { uuid4 } from '@temporalio/workflow';
 import { ErrorCodes } from '../contract';
-import type { ToolCallInfo } from '../domain/events';
+import type { ToolExecResult, ToolStart } from '../domain/effects';
 import { makeUserMessage } from '../domain/messages';
+import type { PostToolHookOutcome, PreStepListener } from '../domain/waterfall';
 import { hookActivities } from './activities';
 import { errorInfo } from './errors';
-import type { PreStepListener } from './preStep';
 
 /** The waterfall listener of one pre-step hook. */
 export function preStepHookListener(hook: string): PreStepListener {
@@ -40,61 +38,24 @@ export function preStepHookListener(hook: string): PreStepListener {
   };
 }
 
-export interface PostToolHookCall {
-  sessionId: string;
-  turn: number;
-  step: number;
-  call: ToolCallInfo;
-}
-
-/**
- * The result of a tool call after the session's post-tool hooks. A hook that fails after its retries (or is
- * cancelled) withholds the tool's result: the model reads an error instead of content no hook has passed.
- */
-export async function applyPostToolHooks(
-  hooks: readonly string[],
-  at: PostToolHookCall,
+/** One post-tool hook call on a settled tool result; a failure after its retries is returned as data. */
+export async function postToolHookCall(
+  hook: string,
+  at: ToolStart & { sessionId: string },
   result: ToolExecResult,
-): Promise<ToolExecResult> {
-  const added: ContextOutput[] = [];
-  for (const hook of hooks) {
-    let out;
-    try {
-      out = await hookActivities.postToolHook({
-        event: 'post-tool',
-        hook,
-        sessionId: at.sessionId,
-        turn: at.turn,
-        step: at.step,
-        call: { callId: at.call.callId, name: at.call.name, arguments: at.call.arguments },
-        result: { content: result.content, ...(result.error ? { error: result.error } : {}) },
-      });
-    } catch (err) {
-      const error = isCancellation(err)
-        ? {
-            code: ErrorCodes.Aborted,
-            message: `the tool call was cancelled while post-tool hook ${hook} ran`,
-          }
-        : {
-            code: ErrorCodes.PostToolHookFailed,
-            message: errorInfo(err, ErrorCodes.PostToolHookFailed).message,
-          };
-      return {
-        content: [{ type: 'text', text: `error: ${error.message}` }],
-        error,
-        additionalContexts: [],
-        concludesTurn: false,
-      };
-    }
-    if (out.kind === 'block') {
-      return {
-        content: [{ type: 'text', text: out.feedback }],
-        error: { code: ErrorCodes.ToolBlocked, message: `blocked by hook ${hook}` },
-        additionalContexts: out.additionalContexts,
-        concludesTurn: false,
-      };
-    }
-    added.push(...out.additionalContexts);
+): Promise<PostToolHookOutcome> {
+  try {
+    const decision = await hookActivities.postToolHook({
+      event: 'post-tool',
+      hook,
+      sessionId: at.sessionId,
+      turn: at.turn,
+      step: at.step,
+      call: { callId: at.call.callId, name: at.call.name, arguments: at.call.arguments },
+      result: { content: result.content, ...(result.error ? { error: result.error } : {}) },
+    });
+    return { kind: 'ok', result: decision };
+  } catch (err) {
+    return { kind: 'failed', error: errorInfo(err, ErrorCodes.PostToolHookFailed) };
   }
-  return added.length ? { ...result, additionalContexts: [...result.additionalContexts, ...added] } : result;
 }

@@ -14,7 +14,7 @@ import { COMMANDS } from '../../src/cli/main';
 import { createDevServerEnv, getFreePort } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/domain/invariants';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 import { newId, settle, summarize, waitUntil } from '../support/sessionEnv';
 import { assertBuilt, cli, cliEnv, spawnCli, until } from './cliSupport';
@@ -214,9 +214,16 @@ describe('a session driven by the CLI', () => {
 
     const ack = await run('steer', id, 'steer', 'me', '--id', 'steer-1', '--ack');
     expect(ack.code).toBe(0);
-    expect(JSON.parse(ack.stdout)).toEqual({ messageId: 'steer-1', lane: 'steer', duplicate: false });
+    const receipt = JSON.parse(ack.stdout) as { seq: number };
+    expect(receipt).toEqual({
+      messageId: 'steer-1',
+      lane: 'steer',
+      duplicate: false,
+      seq: expect.any(Number),
+    });
     const dup = await run('steer', id, 'steer', 'me', '--id', 'steer-1', '--ack');
-    expect(JSON.parse(dup.stdout)).toEqual({ messageId: 'steer-1', lane: 'steer', duplicate: true });
+    // A duplicate reports the seq of the first insertion.
+    expect(JSON.parse(dup.stdout)).toEqual({ ...receipt, duplicate: true });
     const fromStdin = await cli(['followup', id, '-'], cliVars, { input: 'typed on stdin\n' });
     expect(fromStdin.code).toBe(0);
     const all = await settle(sessions, id, 3);

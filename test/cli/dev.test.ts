@@ -25,13 +25,15 @@ let port: number;
 
 /**
  * The dev command line: offline and unconfigured (a clean environment: no TEMPORAL_ADDRESS, provider keys, hooks or
- * task queue of the machine), with its own data folder and port.
+ * task queue of the machine), on the scripted demo, with its own data folder and port.
  */
 function devCommand(): string {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   return [
     'env -i PATH="$PATH" HOME="$HOME" TERM="$TERM" LANG=C.UTF-8',
     `AGENT_SESSIONS_DATA_DIR=${quote(dataDir)}`,
+    // The scripted demo, whether or not the local model is installed (test/e2e covers the local one).
+    'AGENT_SESSIONS_DEMO_MODEL=scripted',
     `sh -c ${quote(`cd ${quote(ROOT)} && exec ${quote(process.execPath)} ${quote(BIN)} dev --port ${port}`)}`,
   ].join(' ');
 }

@@ -217,7 +217,7 @@ describe('pre-step hooks (scenarios 6–10)', () => {
       'turn/end 1 error',
     ]);
     const [reason] = turnEnds(first);
-    expect(reason).toMatchObject({ kind: 'error', error: { code: 'HookFailed' } });
+    expect(reason).toMatchObject({ kind: 'error', error: { code: 'HOOK_FAILED' } });
     expect(reason!.kind === 'error' && reason!.error.message).toMatch(
       /^pre-step hook "fail-p1" \(command .+\) failed: exited with code 1: refusing P1$/,
     );
@@ -272,6 +272,53 @@ describe('post-tool hooks (rule 19)', () => {
       { kind: 'tool', callId },
       { kind: 'hook', hook: 'note', callId },
       { kind: 'hook', hook: 'fn-note', callId },
+    ]);
+  });
+
+  it('a cancel during the batch: started calls commit their real results through the hook, their contexts after them; the rest never start (rule 29)', async () => {
+    const s = t.client;
+    const id = newId();
+    const held = (context: string) => ({ name: 'sleep', args: { ms: 30_000, graceful: true, context } });
+    await s.start(id, {
+      tools: ['sleep', 'echo'],
+      hooks: ['fn-note'],
+      maxParallelToolCalls: 2,
+      model: scripted({ toolCalls: [held('ctx-1'), held('ctx-2'), { name: 'echo', args: { text: '3' } }] }),
+    });
+    await s.followup(id, 'go');
+    await logUntil(s, id, (e) => ofType(e, 'tool/call').length === 2, 'two started calls');
+    await s.cancel(id);
+    const events = await settle(s, id);
+    const tail = summarize(events.slice(events.findIndex((e) => e.type === 'tool/call')));
+    expect(tail).toEqual([
+      'tool/call sleep call_0_0',
+      'tool/call sleep call_0_1',
+      'tool/result call_0_0',
+      'insert next-step ctx-1',
+      'insert next-step fn saw sleep',
+      'tool/result call_0_1',
+      'insert next-step ctx-2',
+      'insert next-step fn saw sleep',
+      'tool/call echo call_0_2',
+      'tool/result call_0_2 error ABORTED_BEFORE_DISPATCH',
+      'step/end 1.1',
+      'turn/end 1 aborted',
+    ]);
+    // The real results of the cancelled calls, not ABORTED errors.
+    expect(ofType(events, 'tool/result').map((e) => [textOf(e.data.content), e.data.error?.code])).toEqual([
+      ['sleep of 30000 ms cancelled', undefined],
+      ['sleep of 30000 ms cancelled', undefined],
+      ['error: the turn was cancelled before this call started', 'ABORTED_BEFORE_DISPATCH'],
+    ]);
+    // The contexts stay parked in next-step and enter with the next waking message, after the results.
+    await s.followup(id, 'again');
+    await settle(s, id, 2);
+    expect(userTexts(t.recorder.requests(id)[1]!).slice(-5)).toEqual([
+      'ctx-1',
+      'fn saw sleep',
+      'ctx-2',
+      'fn saw sleep',
+      'again',
     ]);
   });
 

@@ -3,10 +3,13 @@
  * timeout, output cap, non-zero exit, a small environment), HTTP hooks (POST JSON, timeout, size cap, statuses,
  * no redirects), answer validation, and the worker's hooks file.
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
   commandHook,
   defineHook,
@@ -18,6 +21,7 @@ import {
   type PostToolHookInput,
   type PreStepHookInput,
 } from '../../src/activities/hooks';
+import { isAlive } from '../../src/cli/devfile';
 import { hooksFromConfig } from '../../src/worker/hooks';
 
 const node = process.execPath;
@@ -47,6 +51,29 @@ const failureOf = async (p: Promise<unknown>) =>
     () => undefined,
     (e: unknown) => e,
   );
+
+/**
+ * A command hook that records its pid and then sleeps far longer than any test may run (`exec` keeps the pid), so
+ * only a kill ends it. `pid()` is undefined until the command has started; whatever is left is killed after the
+ * test, so a test that fails does not leave the sleeper behind.
+ */
+function sleeper(extra: Partial<Parameters<typeof commandHook>[0]> = {}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hook-pid-'));
+  const file = path.join(dir, 'pid');
+  const hook = commandHook({
+    name: 'h',
+    kind: 'pre-step',
+    argv: ['/bin/sh', '-c', `echo $$ > "${file}.tmp" && mv "${file}.tmp" "${file}" && exec sleep 3600`],
+    ...extra,
+  });
+  const pid = () => (existsSync(file) ? Number(readFileSync(file, 'utf8')) : undefined);
+  onTestFinished(() => {
+    const left = pid();
+    if (left !== undefined && isAlive(left)) process.kill(left, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { hook, pid };
+}
 
 describe('command hooks', () => {
   it('get the input as JSON on stdin and answer JSON on stdout (empty stdout = no change)', async () => {
@@ -82,22 +109,30 @@ describe('command hooks', () => {
     ]);
   });
 
-  it('is killed after its timeout (retryable) and past its output cap (not retryable)', async () => {
-    const slow = await failureOf(
-      script('setTimeout(()=>{}, 10000)', { timeoutMs: 200 }).call(preInput, ctx()),
-    );
-    expect([(slow as HookError).message, (slow as HookError).retryable]).toEqual([
-      'did not finish within 200 ms',
-      true,
-    ]);
-    const loud = await failureOf(
-      script(`process.stdout.write('x'.repeat(100000))`, { maxOutputBytes: 1000 }).call(preInput, ctx()),
-    );
-    expect([(loud as HookError).message, (loud as HookError).retryable]).toEqual([
-      'wrote more than 1000 bytes to stdout',
-      false,
-    ]);
-  });
+  // A hook that is not killed never ends (it sleeps an hour): the test then fails on its timeout, and a hook that
+  // failed without killing its process fails the pid check.
+  it(
+    'is killed after its timeout (retryable) and past its output cap (not retryable)',
+    { timeout: 20_000 },
+    async () => {
+      const slow = sleeper({ timeoutMs: 500 });
+      const failure = await failureOf(slow.hook.call(preInput, ctx()));
+      expect([(failure as HookError).message, (failure as HookError).retryable]).toEqual([
+        'did not finish within 500 ms',
+        true,
+      ]);
+      const pid = slow.pid();
+      expect(pid, 'the hook started and wrote its pid before its timeout').toBeDefined();
+      expect(isAlive(pid!), `hook process ${pid} is still running`).toBe(false);
+      const loud = await failureOf(
+        script(`process.stdout.write('x'.repeat(100000))`, { maxOutputBytes: 1000 }).call(preInput, ctx()),
+      );
+      expect([(loud as HookError).message, (loud as HookError).retryable]).toEqual([
+        'wrote more than 1000 bytes to stdout',
+        false,
+      ]);
+    },
+  );
 
   it('a program that does not exist is not retried; an answer that is not JSON is not retried', async () => {
     const missing = await failureOf(
@@ -129,13 +164,14 @@ describe('command hooks', () => {
     }
   });
 
-  it('is killed when the call is cancelled', async () => {
+  it('is killed when the call is cancelled', { timeout: 20_000 }, async () => {
     const abort = new AbortController();
-    const pending = failureOf(
-      script('setTimeout(()=>{}, 10000)').call(preInput, { signal: abort.signal, heartbeat: () => {} }),
-    );
-    setTimeout(() => abort.abort(new Error('cancelled by test')), 100);
+    const slow = sleeper();
+    const pending = failureOf(slow.hook.call(preInput, { signal: abort.signal, heartbeat: () => {} }));
+    while (slow.pid() === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    abort.abort(new Error('cancelled by test'));
     expect(((await pending) as Error).message).toBe('cancelled by test');
+    expect(isAlive(slow.pid()!), `hook process ${slow.pid()} is still running`).toBe(false);
   });
 });
 

@@ -70,7 +70,7 @@ describe('unknown tools and hooks are refused at start', () => {
       {
         kind: 'error',
         error: {
-          code: 'UnknownHook',
+          code: 'UNKNOWN_HOOK',
           message: 'session names hook "ghost" that this worker does not register (registered: noop)',
         },
       },
@@ -87,7 +87,7 @@ describe('unknown tools and hooks are refused at start', () => {
     expect(reason).toEqual({
       kind: 'error',
       error: {
-        code: 'ModelRequestInvalid',
+        code: 'MODEL_REQUEST_INVALID',
         message:
           'model provider "anthropic" is not configured on this worker: set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL) on the worker (configured: scripted)',
       },

@@ -9,7 +9,7 @@ import { defineTool, ToolRegistry } from '../../src/activities/tools';
 import type { SessionEvent } from '../../src/domain/events';
 import { textOf } from '../../src/domain/messages';
 import type { ModelSpec, ScriptedStep } from '../../src/domain/wire';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { newId, settle, summarize } from '../support/sessionEnv';
 import { logUntil, ofType, startWorkerEnv, turnEnds, type WorkerEnv } from '../providers/support';
 

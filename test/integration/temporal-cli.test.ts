@@ -1,7 +1,7 @@
 /**
  * The wire protocol without TypeScript: a session driven by the Temporal CLI binary alone (start, the three lane
  * signals, the `events` / `state` queries, the `deliver` update, dispose) against a dev server with a session worker.
- * Proves that any caller that can send JSON signals, queries and updates can use a session (DESIGN.md "Wire protocol").
+ * Proves that any caller that can send JSON signals, queries and updates can use a session (docs/protocol.md).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { createDevServerEnv, resolveTemporalCli } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/domain/invariants';
 import type { SessionStateView } from '../../src/domain/session';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 import { newId, summarize } from '../support/sessionEnv';
 
@@ -220,10 +220,16 @@ describe('a session driven by the Temporal CLI alone', () => {
         '--input',
         JSON.stringify({ lane: 'followup', message }),
       ]);
-    const receipt = JSON.parse(await deliver({ id: 'cli-1', content: 'again' })) as { result?: unknown };
-    expect(receipt.result).toEqual({ messageId: 'cli-1', lane: 'followup', duplicate: false });
+    const receipt = JSON.parse(await deliver({ id: 'cli-1', content: 'again' })) as { result?: object };
+    expect(receipt.result).toEqual({
+      messageId: 'cli-1',
+      lane: 'followup',
+      duplicate: false,
+      seq: expect.any(Number),
+    });
     const again = JSON.parse(await deliver({ id: 'cli-1', content: 'again' })) as { result?: unknown };
-    expect(again.result).toEqual({ messageId: 'cli-1', lane: 'followup', duplicate: true });
+    // A duplicate reports the seq of the first insertion.
+    expect(again.result).toEqual({ ...receipt.result, duplicate: true });
     // A bad payload is rejected by the update's validator with the field named.
     await expect(deliver({ content: 42 })).rejects.toThrow(/message\.content/);
 

@@ -14,7 +14,7 @@ import { createDevServerEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/domain/invariants';
 import type { SessionStateView } from '../../src/domain/session';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 import { newId, summarize } from '../support/sessionEnv';
 
@@ -122,9 +122,12 @@ describe.skipIf(!hasPython)('a Python service on the wire protocol (temporalio P
       ['py-2', { kind: 'user' }],
       ['py-3', { kind: 'user' }],
     ]);
+    // Both receipts name the splice of the first insertion.
+    const seq = (seen.receipts as { seq?: number }[])[0]?.seq;
+    expect(seq).toEqual(expect.any(Number));
     expect(seen.receipts).toEqual([
-      { messageId: 'py-3', lane: 'followup', duplicate: false },
-      { messageId: 'py-3', lane: 'followup', duplicate: true },
+      { messageId: 'py-3', lane: 'followup', duplicate: false, seq },
+      { messageId: 'py-3', lane: 'followup', duplicate: true, seq },
     ]);
     expect(seen.stateBefore).toMatchObject({
       status: 'idle',

@@ -1,4 +1,4 @@
-"""A Python service driving an agent session through the wire protocol alone (DESIGN.md "Wire protocol").
+"""A Python service driving an agent session through the wire protocol alone (docs/protocol.md).
 
 Uses only the `temporalio` Python SDK and plain JSON: starts an `agentSession` workflow, sends `followup`, `inject`
 and `steer` by signal, delivers once through the `deliver` update (twice with the same id, to see the duplicate

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProviders } from '../../src/activities/providers';
 import type { ModelCallContext } from '../../src/activities/model';
 import type { ModelRequest } from '../../src/activities/types';
@@ -31,14 +31,16 @@ const request: ModelRequest = {
 };
 
 function callContext(signal = new AbortController().signal) {
-  const beats: { at: number; details: unknown }[] = [];
+  const beats: { details: unknown }[] = [];
   const ctx: ModelCallContext = {
     signal,
-    heartbeat: (details) => beats.push({ at: Date.now(), details }),
+    heartbeat: (details) => beats.push({ details }),
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
   };
   return { ctx, beats };
 }
+
+const partialText = (beat: { details: unknown }) => (beat.details as { partialText: string }).partialText;
 
 const provider = (baseURL: string, chunkTimeoutMs?: number) =>
   createProviders({ openaiCompatible: { baseURL }, ...(chunkTimeoutMs ? { chunkTimeoutMs } : {}) })[
@@ -46,21 +48,41 @@ const provider = (baseURL: string, chunkTimeoutMs?: number) =>
   ]!;
 
 describe('AiSdkProvider', () => {
-  it('heartbeats the partial text, at most once a second, while the response streams', async () => {
-    oa.script({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], chunkDelayMs: 400 });
-    const { ctx, beats } = callContext();
-    const started = Date.now();
-    const result = await provider(oa.url).step(request, ctx);
-    const elapsed = Date.now() - started;
-    expect(result).toMatchObject({ text: 'abcdef', finish: 'stop', toolCalls: [] });
-    expect(beats.length).toBeGreaterThanOrEqual(2);
-    expect(beats.length).toBeLessThanOrEqual(1 + Math.ceil(elapsed / 1000));
-    for (let i = 1; i < beats.length; i++)
-      expect(beats[i]!.at - beats[i - 1]!.at).toBeGreaterThanOrEqual(900);
-    const texts = beats.map((b) => (b.details as { partialText: string }).partialText);
-    expect(texts[0]).toBe('');
-    expect(texts.at(-1)!.length).toBeGreaterThan(0);
-    expect('abcdef'.startsWith(texts.at(-1)!)).toBe(true);
+  // The heartbeat clock is faked (only setInterval: the HTTP stream runs in real time), so the test decides when a
+  // second has passed: a beat comes at the start and on each whole second, never per chunk, and stops at the end.
+  it('heartbeats the partial text once at the start and then once a second, not per chunk', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      oa.script({ chunks: ['a', 'b', 'c', 'd', 'e', 'f'], hold: true });
+      const abort = new AbortController();
+      const { ctx, beats } = callContext(abort.signal);
+      const pending = provider(oa.url).step(request, ctx);
+      expect(beats.map(partialText)).toEqual(['']);
+      await waitFor(() => oa.streamed.length === 6);
+      // Six chunks arrived, no second has passed: still the one beat.
+      expect(beats).toHaveLength(1);
+      // Let seconds pass until a beat carries all six (the provider reads the chunks at its own pace).
+      let seconds = 0;
+      while (partialText(beats.at(-1)!) !== 'abcdef') {
+        expect(seconds, 'the provider read the six chunks').toBeLessThan(500);
+        await new Promise((r) => setTimeout(r, 10));
+        vi.advanceTimersByTime(1000);
+        seconds += 1;
+      }
+      expect(beats).toHaveLength(1 + seconds);
+      expect(beats.map(partialText).every((text) => 'abcdef'.startsWith(text))).toBe(true);
+      vi.advanceTimersByTime(999);
+      expect(beats).toHaveLength(1 + seconds);
+      vi.advanceTimersByTime(1);
+      expect(beats).toHaveLength(2 + seconds);
+
+      abort.abort();
+      expect(await pending).toMatchObject({ text: 'abcdef', interrupted: true });
+      vi.advanceTimersByTime(5000);
+      expect(beats).toHaveLength(2 + seconds);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('an abort returns the visible prefix as an interrupted answer', async () => {
@@ -69,9 +91,7 @@ describe('AiSdkProvider', () => {
     const { ctx, beats } = callContext(abort.signal);
     const pending = provider(oa.url).step(request, ctx);
     // The provider has seen both chunks once a heartbeat carries them (heartbeats come every second).
-    await waitFor(() =>
-      beats.some((b) => (b.details as { partialText: string }).partialText === 'visible prefix'),
-    );
+    await waitFor(() => beats.some((b) => partialText(b) === 'visible prefix'));
     abort.abort();
     expect(await pending).toEqual({
       text: 'visible prefix',

@@ -32,7 +32,6 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingMessage['headers'];
   body: Record<string, unknown>;
-  at: number;
 }
 
 export class FakeModelServer {
@@ -79,7 +78,6 @@ export class FakeModelServer {
       path: req.url ?? '',
       headers: req.headers,
       body: JSON.parse(raw || '{}') as Record<string, unknown>,
-      at: Date.now(),
     });
     const reply = this.replies.shift() ?? { chunks: ['(no scripted reply)'] };
     if ('status' in reply) {

@@ -10,7 +10,7 @@ import { ScriptedRecorder } from '../../src/activities/model';
 import { SessionClient } from '../../src/client';
 import { createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker, type SessionWorkerOptions } from '../../src/worker';
 import { waitUntil } from '../support/sessionEnv';
 

@@ -83,17 +83,23 @@ describe('toModelMessages', () => {
 });
 
 describe('fromSdkToolCall', () => {
-  it('keeps object arguments and keeps anything else as raw text under __invalidArguments', () => {
+  it('keeps object arguments; anything else becomes arguments: null with the raw text in rawArguments', () => {
     expect(fromSdkToolCall({ toolCallId: 'c', toolName: 'echo', input: { text: 'a' } })).toEqual({
       callId: 'c',
       name: 'echo',
       arguments: { text: 'a' },
     });
-    expect(
-      fromSdkToolCall({ toolCallId: 'c', toolName: 'echo', input: '{"text": ', invalid: true }).arguments,
-    ).toEqual({ __invalidArguments: '{"text": ' });
-    expect(fromSdkToolCall({ toolCallId: 'c', toolName: 'echo', input: [1, 2] }).arguments).toEqual({
-      __invalidArguments: '[1,2]',
+    expect(fromSdkToolCall({ toolCallId: 'c', toolName: 'echo', input: '{"text": ', invalid: true })).toEqual(
+      {
+        callId: 'c',
+        name: 'echo',
+        arguments: null,
+        rawArguments: '{"text": ',
+      },
+    );
+    expect(fromSdkToolCall({ toolCallId: 'c', toolName: 'echo', input: [1, 2] })).toMatchObject({
+      arguments: null,
+      rawArguments: '[1,2]',
     });
   });
 });
@@ -195,12 +201,14 @@ describe('model references and provider configuration', () => {
       model: 'llama3.1:8b',
     });
     expect(parseModelRef('scripted')).toEqual({ provider: 'scripted', steps: [] });
-    for (const bad of ['gpt-4o', 'azure:gpt', 'openai:', ':x', 'scripted:x'])
-      expect(() => parseModelRef(bad)).toThrow(/expected "scripted" or/);
+    expect(parseModelRef('local')).toEqual({ provider: 'local' });
+    expect(parseModelRef('local:qwen')).toEqual({ provider: 'local', model: 'qwen' });
+    for (const bad of ['gpt-4o', 'azure:gpt', 'openai:', ':x', 'scripted:x', 'local:'])
+      expect(() => parseModelRef(bad)).toThrow(/expected "scripted", "local" or/);
   });
 
-  it('registers a provider only when its key or base URL is set', () => {
-    expect(Object.keys(modelsFromConfig(loadConfig({})).providers)).toEqual([]);
+  it('registers a provider only when its key or base URL is set (local, which needs none, always)', () => {
+    expect(Object.keys(modelsFromConfig(loadConfig({})).providers)).toEqual(['local']);
     const all = loadConfig({
       OPENAI_API_KEY: 'k1',
       ANTHROPIC_API_KEY: 'k2',
@@ -213,9 +221,11 @@ describe('model references and provider configuration', () => {
       anthropic: { apiKey: 'k2', baseURL: 'http://127.0.0.1:9/v1' },
       openaiCompatible: { baseURL: 'http://127.0.0.1:11434/v1' },
       chunkTimeoutMs: 30000,
+      local: {},
     });
     expect(Object.keys(modelsFromConfig(all).providers).sort()).toEqual([
       'anthropic',
+      'local',
       'openai',
       'openai-compatible',
     ]);

@@ -13,7 +13,7 @@ import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { spliceShape } from '../../src/domain/inbox';
 import { textOf } from '../../src/domain/messages';
-import { testingTools } from '../../src/testing/tools';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 
 export interface SessionTestEnv {

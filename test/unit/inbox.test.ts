@@ -14,7 +14,7 @@ import {
   type Inbox,
   type SpliceData,
 } from '../../src/domain/index';
-import { ctx, user } from '../support/simulate';
+import { ctx, user } from '../support/interpreter';
 
 const ids = (inbox: Inbox) => ({
   nextTurn: inbox.nextTurn.map((m) => m.id),

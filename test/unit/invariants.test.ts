@@ -11,7 +11,7 @@ import {
   type TurnEndReason,
   type UserMessage,
 } from '../../src/domain/index';
-import { ctx, user } from '../support/simulate';
+import { ctx, user } from '../support/interpreter';
 
 // ---- a tiny log notation ----
 const ins = (target: InboxTarget, m: UserMessage, start = 0): EventDraft => ({

@@ -1,7 +1,7 @@
 /** The loop's pure decisions after pre-step and after a step (rules 15, 17, 20, 21). */
 import { describe, expect, it } from 'vitest';
 import { afterPreStep, afterStep, type StepOutcome } from '../../src/domain/index';
-import { ctx, user } from '../support/simulate';
+import { ctx, user } from '../support/interpreter';
 
 describe('afterPreStep', () => {
   it('reject ends the turn blocked, with the reason when given (rule 15)', () => {

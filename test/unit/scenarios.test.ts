@@ -1,21 +1,41 @@
 /**
- * The semantics scenarios (spec/semantics.md) that the pure domain decides, run through the simulate driver, with
- * the exact log. Each log is also run through the invariant checker.
+ * The semantics scenarios (docs/semantics.md) that the pure domain decides, run through the one loop
+ * (src/domain/driver.ts) by the in-memory interpreter, with the exact log. Each log also passes the invariant checker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkLog, projectTranscript, type SessionEvent } from '../../src/domain/index';
-import { ctx, msg, outline, queuedScript, Simulation, user, userIds, type Script } from '../support/simulate';
+import { checkLog, projectTranscript } from '../../src/domain/index';
+import {
+  ctx,
+  msg,
+  outline,
+  queuedScript,
+  InMemorySession,
+  user,
+  userIds,
+  type Script,
+} from '../support/interpreter';
 
-let sims: Simulation[] = [];
-function sim(script: Script = {}): Simulation {
-  const s = new Simulation(script);
+let sims: InMemorySession[] = [];
+/** The tools the scenarios' scripted models call. */
+const config = { tools: ['a', 'b', 'c', 'build', 'done', 'grep', 'read'] };
+function sim(script: Script = {}): InMemorySession {
+  const s = new InMemorySession(script, { config });
   sims.push(s);
   return s;
 }
 afterEach(() => {
-  for (const s of sims) expect(checkLog(s.core.log)).toEqual({ ok: true });
+  for (const s of sims) expect(checkLog(s.log)).toEqual({ ok: true });
   sims = [];
 });
+
+/** The id the loop gave the assistant message of a step. */
+function assistantId(s: InMemorySession, turn: number, step: number): string {
+  const event = s.log.find(
+    (e) => e.type === 'assistant/message' && e.data.turn === turn && e.data.step === step,
+  );
+  if (event?.type !== 'assistant/message') throw new Error(`no assistant message ${turn}.${step}`);
+  return event.data.message.id;
+}
 
 const oneTurn = (turn: number, ...ids: string[]) => [
   `turn/start ${turn}`,
@@ -260,7 +280,7 @@ describe('D. steps, tools and their contexts', () => {
       'turn/end 1 completed',
     ]);
     expect(s.requests[1]?.map((e) => (e.role === 'tool' ? `tool ${e.callId}` : `${e.role} ${e.id}`))).toEqual(
-      ['user P', 'assistant assistant-1.1', 'tool c1', 'user A'],
+      ['user P', `assistant ${assistantId(s, 1, 1)}`, 'tool c1', 'user A'],
     );
   });
 
@@ -409,22 +429,25 @@ describe('E. turns', () => {
     ]);
     expect(s.requests[1]?.map((e) => (e.role === 'tool' ? e.callId : e.id))).toEqual([
       'P',
-      'assistant-1.1',
+      assistantId(s, 1, 1),
       'Q',
     ]);
   });
 });
 
 describe('G. durability', () => {
-  it('22 (pure). a pending idle inject carried by the snapshot: the next run enters [A, P]; turn and seq continue', () => {
-    const first = sim();
-    first.followup(user('P0'));
-    first.inject(ctx('A'));
-    const snapshot = first.core.snapshot;
-    const next = new Simulation({}, { snapshot, transcript: first.core.transcript });
-    next.followup(user('P0'), user('P'));
-    expect(next.core.log[0]?.seq).toBe(first.core.log.length);
-    expect(outline(next.core.log, snapshot.inbox)).toEqual([
+  it('22 (pure). a pending idle inject carried across continue-as-new: the next run enters [A, P]; turn and seq continue', () => {
+    const s = sim();
+    s.followup(user('P0'));
+    s.inject(ctx('A'));
+    const firstRun = s.core.log.slice();
+    const carriedInbox = s.core.snapshot.inbox;
+    s.continueAsNew();
+    expect(s.continuedAsNew).toBe(1);
+    expect(s.core.log).toEqual([]);
+    s.followup(user('P0'), user('P'));
+    expect(s.core.log[0]?.seq).toBe(firstRun.length);
+    expect(outline(s.core.log, carriedInbox)).toEqual([
       'insert next-turn P',
       'turn/start 2',
       'claim next-step A',
@@ -436,11 +459,10 @@ describe('G. durability', () => {
       'step/end 2.1',
       'turn/end 2 completed',
     ]);
-    expect(next.requests.map(userIds)).toEqual([['P0', 'A', 'P']]);
-    expect(checkLog(next.core.log, { initial: snapshot })).toEqual({ ok: true });
-    const whole: SessionEvent[] = [...first.core.log, ...next.core.log];
-    expect(checkLog(whole)).toEqual({ ok: true });
-    expect(projectTranscript(whole)).toEqual(next.core.transcript.entries);
+    // The second request is assembled from the earlier run's entries plus the new ones (a cache miss).
+    expect(s.requests.map(userIds)).toEqual([['P0'], ['P0', 'A', 'P']]);
+    expect(checkLog(s.log)).toEqual({ ok: true });
+    expect(projectTranscript(s.log).slice(s.core.transcript.base)).toEqual(s.core.transcript.entries);
   });
 
   it('23. the same follow-up id sent three times: one insertion, one turn; later copies get the original receipt', () => {
@@ -448,9 +470,9 @@ describe('G. durability', () => {
     const results = s.followup(user('P'), user('P'));
     results.push(...s.followup(user('P', 'a retry with other text')));
     expect(results.map((r) => [r.accepted, r.receipt])).toEqual([
-      [true, { messageId: 'P', lane: 'followup', duplicate: false }],
-      [false, { messageId: 'P', lane: 'followup', duplicate: true }],
-      [false, { messageId: 'P', lane: 'followup', duplicate: true }],
+      [true, { messageId: 'P', lane: 'followup', duplicate: false, seq: 0 }],
+      [false, { messageId: 'P', lane: 'followup', duplicate: true, seq: 0 }],
+      [false, { messageId: 'P', lane: 'followup', duplicate: true, seq: 0 }],
     ]);
     expect(outline(s.core.log)).toEqual(['insert next-turn P', ...oneTurn(1, 'P')]);
   });

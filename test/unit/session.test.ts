@@ -8,7 +8,7 @@ import {
   SessionStateError,
   type SessionEvent,
 } from '../../src/domain/index';
-import { ctx, outline, user } from '../support/simulate';
+import { ctx, outline, user } from '../support/interpreter';
 
 function newCore(): SessionCore {
   let t = 0;
@@ -75,19 +75,20 @@ describe('delivery', () => {
 
   it('ignores a duplicate id with the original receipt: no event, no state change (rule 4)', () => {
     const core = newCore();
+    core.accept('inject', ctx('A'));
     expect(core.accept('followup', user('P'))).toEqual({
-      receipt: { messageId: 'P', lane: 'followup', duplicate: false },
+      receipt: { messageId: 'P', lane: 'followup', duplicate: false, seq: 1 },
       accepted: true,
     });
     const before = core.snapshot;
     const again = core.accept('inject', ctx('P', 'different content'));
     expect(again).toEqual({
-      receipt: { messageId: 'P', lane: 'followup', duplicate: true },
+      receipt: { messageId: 'P', lane: 'followup', duplicate: true, seq: 1 },
       accepted: false,
     });
-    expect(core.log).toHaveLength(1);
+    expect(core.log).toHaveLength(2);
     expect(core.snapshot).toEqual(before);
-    expect(core.receiptOf('P')).toEqual({ messageId: 'P', lane: 'followup', duplicate: true });
+    expect(core.receiptOf('P')).toEqual({ messageId: 'P', lane: 'followup', duplicate: true, seq: 1 });
     expect(core.receiptOf('nope')).toBeUndefined();
   });
 

@@ -7,7 +7,7 @@ import {
   type EventDraft,
   type SessionEvent,
 } from '../../src/domain/index';
-import { ctx, user } from '../support/simulate';
+import { ctx, user } from '../support/interpreter';
 
 function log(...drafts: EventDraft[]): SessionEvent[] {
   return drafts.map((d, seq) => ({ seq, time: seq, ...d }) as SessionEvent);

@@ -173,6 +173,47 @@ describe('cancel (rules 27–30)', () => {
   });
 });
 
+describe('malformed destructive signals change nothing (rule 5)', () => {
+  it('dispose with anything but {} and cancel with a non-object or an unknown cause are refused and counted', async () => {
+    const s = t.sessions();
+    const id = newId();
+    await s.start(id, {
+      tools: ['sleep'],
+      model: { provider: 'scripted', steps: [{ toolCalls: [{ name: 'sleep', args: { ms: 5_000 } }] }] },
+    });
+    await s.followup(id, 'P');
+    await waitUntil(() => s.allEvents(id), hasEvent('tool/call'), 'the tool call');
+    const handle = s.handle(id);
+    const bad: [string, unknown][] = [
+      ['dispose', 42],
+      ['dispose', 'now'],
+      ['dispose', [1]],
+      ['dispose', { junk: 1 }],
+      ['dispose', null],
+      ['cancel', 42],
+      ['cancel', 'now'],
+      ['cancel', null],
+      ['cancel', { cause: { kind: 'nope' } }],
+      ['cancel', { keepInbox: 'yes' }],
+    ];
+    for (const [name, payload] of bad) await handle.signal(name, payload);
+    const state = await waitUntil(
+      () => s.state(id),
+      (st) => st.refused === bad.length,
+      'every bad signal refused',
+    );
+    expect(state.lastRefusal).toMatch(/^cancel: keepInbox: /);
+    // The turn was neither cancelled nor disposed: it completes, and the session keeps serving.
+    const events = await settle(s, id);
+    const end = events.at(-1)!;
+    expect(end.type === 'turn/end' && end.data.reason).toEqual({ kind: 'completed' });
+    expect(events.some((e) => e.type === 'session/disposed')).toBe(false);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await s.followup(id, 'still here');
+    await settle(s, id, 2);
+  });
+});
+
 describe('dispose (rule 31)', () => {
   it('20: dispose during a tool aborts the turn {disposed}, session/disposed is last, the workflow completes', async () => {
     const s = t.sessions();
@@ -186,7 +227,11 @@ describe('dispose (rule 31)', () => {
     await waitUntil(() => s.allEvents(id), hasEvent('tool/call'), 'the tool call');
     await s.dispose(id);
     // Wait on describe, not result(): result() lets the time-skipping server jump its clock far ahead.
-    await waitUntil(() => s.handle(id).describe(), (d) => d.status.name === 'COMPLETED', 'the workflow to complete');
+    await waitUntil(
+      () => s.handle(id).describe(),
+      (d) => d.status.name === 'COMPLETED',
+      'the workflow to complete',
+    );
     const events = await s.allEvents(id);
     const types = summarize(events);
     expect(types.at(-1)).toBe('session/disposed');

@@ -36,9 +36,10 @@ describe('SessionClient', () => {
       { id: 'uws-1', content: 'hi' },
       { system: 'be brief' },
     );
-    expect(first).toEqual({ messageId: 'uws-1', lane: 'followup', duplicate: false });
+    expect(first).toEqual({ messageId: 'uws-1', lane: 'followup', duplicate: false, seq: 0 });
     const again = await s.deliverWithStart(id, 'followup', { id: 'uws-1', content: 'hi' });
-    expect(again).toEqual({ messageId: 'uws-1', lane: 'followup', duplicate: true });
+    // A duplicate reports the seq of the first insertion.
+    expect(again).toEqual({ ...first, duplicate: true });
     await settle(s, id);
     expect((await s.transcript(id)).system).toBe('be brief');
   });

@@ -40,7 +40,6 @@ describe('continue-as-new', () => {
       'a new run',
     );
     await s.inject(id, { content: 'A', source: { kind: 'plugin', plugin: 'watcher' } });
-    const secondRun = await runIdOf(t, id);
     await waitUntil(
       () => s.state(id),
       (st) => st.pending.nextStep.length === 1,
@@ -51,9 +50,7 @@ describe('continue-as-new', () => {
     const events = await settle(s, id, 3);
     assertLogValid(events);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
-    const turns = events
-      .filter((e) => e.type === 'turn/start')
-      .map((e) => e.type === 'turn/start' && e.data.turn);
+    const turns = events.flatMap((e) => (e.type === 'turn/start' ? [e.data.turn] : []));
     expect(turns).toEqual([1, 2, 3]);
     const turn3 = summarize(
       events.slice(events.findIndex((e) => e.type === 'turn/start' && e.data.turn === 3)),
@@ -67,7 +64,6 @@ describe('continue-as-new', () => {
       'user/message P',
     ]);
     expect(await runIdOf(t, id)).not.toBe(firstRun);
-    void secondRun;
     // The model saw the whole history, assembled across runs.
     const r = t.recorder.requests(id);
     expect(userTexts(r[2]!)).toEqual(['first', 'second', 'A', 'P']);
@@ -89,9 +85,41 @@ describe('continue-as-new', () => {
     await settle(s, id, 2);
     // Deliver to the new run once it exists (an update racing the continue-as-new itself may be lost by the
     // time-skipping test server).
-    await waitUntil(() => runIdOf(t, id), (r) => r !== firstRun, 'the next run');
+    await waitUntil(
+      () => runIdOf(t, id),
+      (r) => r !== firstRun,
+      'the next run',
+    );
     const receipt = await s.deliver(id, 'followup', { id: 'dup-1', content: 'one' });
-    expect(receipt).toEqual({ messageId: 'dup-1', lane: 'followup', duplicate: true });
+    // The receipt names the splice of the first insertion, which lives in the first run.
+    const insertion = (await s.allEvents(id)).find(
+      (e) => e.type === 'agent/inbox/spliced' && e.data.inserted.some((m) => m.id === 'dup-1'),
+    );
+    expect(insertion).toBeDefined();
+    expect(receipt).toEqual({ messageId: 'dup-1', lane: 'followup', duplicate: true, seq: insertion!.seq });
+  });
+
+  it('deliveries racing continue-as-new each return their receipt once, and each message enters once', async () => {
+    const s = t.sessions();
+    const id = newId();
+    // Every turn (8 events) crosses this budget: the session continues as new after almost every turn, while the
+    // next deliveries are in flight.
+    await s.start(id, { continueAsNewAfterEvents: 10 });
+    const runs = new Set([await runIdOf(t, id)]);
+    const texts = Array.from({ length: 12 }, (_, i) => `d${i}`);
+    const receipts = [];
+    for (let i = 0; i < texts.length; i += 3) {
+      receipts.push(
+        ...(await Promise.all(texts.slice(i, i + 3).map((text) => s.deliver(id, 'followup', text)))),
+      );
+      runs.add(await runIdOf(t, id));
+    }
+    expect(receipts.map((r) => r.duplicate)).toEqual(texts.map(() => false));
+    expect(new Set(receipts.map((r) => r.messageId)).size).toBe(texts.length);
+    const events = await settle(s, id, texts.length);
+    const entered = events.flatMap((e) => (e.type === 'user/message' ? [e.data.message.id] : []));
+    expect([...entered].sort()).toEqual(receipts.map((r) => r.messageId).sort());
+    expect(runs.size).toBeGreaterThan(1);
   });
 
   it('a long session crosses several runs with seq and turns continuous and every model request complete', async () => {

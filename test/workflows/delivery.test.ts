@@ -1,6 +1,6 @@
 /**
  * Semantics A, B and E on the time-skipping server: delivery, idle inject, waking, duplicates, bad input, turns.
- * Scenarios 1, 2, 3, 14, 23, 24, 25 of spec/semantics.md.
+ * Scenarios 1, 2, 3, 14, 23, 24, 25 of docs/semantics.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/client';
@@ -183,7 +183,7 @@ describe('idempotency and bad input (scenarios 23-dup, 24)', () => {
     await s.start(id);
     for (let i = 0; i < 3; i++) await s.followup(id, { id: 'msg-1', content: 'once' });
     const receipt = await s.deliver(id, 'followup', { id: 'msg-1', content: 'once' });
-    expect(receipt).toEqual({ messageId: 'msg-1', lane: 'followup', duplicate: true });
+    expect(receipt).toEqual({ messageId: 'msg-1', lane: 'followup', duplicate: true, seq: 0 });
     const events = await settle(s, id);
     expect(events.filter((e) => e.type === 'agent/inbox/spliced' && e.data.inserted.length)).toHaveLength(1);
     expect(events.filter((e) => e.type === 'turn/start')).toHaveLength(1);
@@ -192,6 +192,7 @@ describe('idempotency and bad input (scenarios 23-dup, 24)', () => {
       messageId: 'msg-1',
       lane: 'followup',
       duplicate: true,
+      seq: 0,
     });
   });
 

@@ -83,33 +83,31 @@ it(
     }
 
     // Batches up to just below the first boundary, then single turns, then pad with idle injects (claimed and
-    // rejected with the held batch) so that the blocked turn is the one that crosses the budget.
-    const target = Math.min(TURNS, BUDGET / EVENTS_PER_TURN - 10);
+    // rejected with the held batch) so that the blocked turn is the one that crosses the budget. With few TURNS the
+    // pads alone fill the run: the crossing with A pending happens whatever LONG_SESSION_TURNS says, and at least
+    // one follow-up is kept for after it (A enters with it).
+    const target = Math.min(TURNS - 1, BUDGET / EVENTS_PER_TURN - 10);
     while (sent + BATCH <= target) await send(BATCH);
-    while ((await runLength()) + EVENTS_PER_TURN < BUDGET && sent < TURNS) await send(1);
-    let crossed = false;
-    if (sent < TURNS) {
-      for (let pad = BUDGET - 5 - (await runLength()); pad > 0; pad--) {
-        await s.inject(id, { content: `pad ${pad}`, source: { kind: 'plugin', plugin: 'pad' } });
-      }
-      const runBefore = await runOf();
-      await s.followup(id, { id: 'hold', content: 'hold reject' });
-      turns += 1;
-      await waitUntil(state, (st) => st.status === 'running' && st.turn === turns, 'pre-step to hold');
-      await s.inject(id, {
-        id: 'A',
-        content: 'A crosses the boundary',
-        source: { kind: 'plugin', plugin: 'watcher' },
-      });
-      await waitUntil(state, (st) => st.pending.nextStep.includes('A'), 'A pending');
-      await t.env.sleep('1 hour'); // fires the pre-step timer; the guard rejects
-      await idleAfter(turns);
-      const runAfter = await runOf();
-      crossed = runAfter !== runBefore;
-      runs.add(runAfter);
-      expect(crossed).toBe(true);
-      expect((await state()).pending).toEqual({ nextTurn: [], nextStep: ['A'] });
+    while ((await runLength()) + EVENTS_PER_TURN < BUDGET && sent < TURNS - 1) await send(1);
+    for (let pad = BUDGET - 5 - (await runLength()); pad > 0; pad--) {
+      await s.inject(id, { content: `pad ${pad}`, source: { kind: 'plugin', plugin: 'pad' } });
     }
+    const runBefore = await runOf();
+    await s.followup(id, { id: 'hold', content: 'hold reject' });
+    turns += 1;
+    await waitUntil(state, (st) => st.status === 'running' && st.turn === turns, 'pre-step to hold');
+    await s.inject(id, {
+      id: 'A',
+      content: 'A crosses the boundary',
+      source: { kind: 'plugin', plugin: 'watcher' },
+    });
+    await waitUntil(state, (st) => st.pending.nextStep.includes('A'), 'A pending');
+    await t.env.sleep('1 hour'); // fires the pre-step timer; the guard rejects
+    await idleAfter(turns);
+    const runAfter = await runOf();
+    runs.add(runAfter);
+    expect(runAfter, 'the held turn crossed the budget: a new run').not.toBe(runBefore);
+    expect((await state()).pending).toEqual({ nextTurn: [], nextStep: ['A'] });
     while (sent < TURNS) await send(Math.min(BATCH, TURNS - sent));
     const driven = Date.now();
 
@@ -125,16 +123,14 @@ it(
     // Every follow-up entered exactly once, in order, each in its own turn.
     const entered = enteredTexts(events);
     expect(entered.filter((x) => x.startsWith('m'))).toEqual(texts);
-    if (crossed) {
-      // A entered with the first turn after the boundary, before that turn's follow-up, in the same step.
-      const at = entered.indexOf('A crosses the boundary');
-      expect(at).toBeGreaterThan(0);
-      const turnOfA = turnOfMessage(events, 'A');
-      const firstAfter = events.find((e) => e.type === 'turn/start' && e.data.turn === turnOfA);
-      expect(firstAfter).toBeDefined();
-      expect(entered[at + 1]).toMatch(/^m\d+$/);
-      expect(turnOfMessage(events, entered[at + 1]!)).toBe(turnOfA);
-    }
+    // A entered with the first turn after the boundary, before that turn's follow-up, in the same step.
+    const at = entered.indexOf('A crosses the boundary');
+    expect(at).toBeGreaterThan(0);
+    const turnOfA = turnOfMessage(events, 'A');
+    const firstAfter = events.find((e) => e.type === 'turn/start' && e.data.turn === turnOfA);
+    expect(firstAfter).toBeDefined();
+    expect(entered[at + 1]).toMatch(/^m\d+$/);
+    expect(turnOfMessage(events, entered[at + 1]!)).toBe(turnOfA);
     expect(runs.size).toBeGreaterThanOrEqual(Math.floor((TURNS * EVENTS_PER_TURN) / BUDGET));
     console.log(
       `long session: ${TURNS} follow-up turns, ${events.length} events, ${runs.size} runs seen; ` +

@@ -1,6 +1,6 @@
 /**
  * Semantics C on the time-skipping server: claims, the pre-step waterfall, reject, listener failure and empty enter.
- * Scenarios 6, 7, 8, 9, 10 of spec/semantics.md and rules 10, 11, 12, 15, 16, 17, with the workflow variants of
+ * Scenarios 6, 7, 8, 9, 10 of docs/semantics.md and rules 10, 11, 12, 15, 16, 17, with the workflow variants of
  * test/fixtures/workflows.ts.
  *
  * A pre-step "in flight" is the hold variant's one-hour workflow timer: the test waits until the claim splices are in

@@ -1,7 +1,7 @@
 /**
  * Semantics D and E on the time-skipping server: steps, tool batches and their contexts, late input during a step,
  * follow-ups during a turn, tool errors, model failures and turn endings. Scenarios 4, 5, 11, 12, 13, 15 of
- * spec/semantics.md and rules 18–21, 24, 26 and the wire rules on session tools.
+ * docs/semantics.md and rules 18–21, 24, 26 and the wire rules on session tools.
  *
  * Input "during a model call" is timed by the scripted model's `delayMs` and sent once the scripted model has
  * recorded the request (the activity is running); input "during tools" is sent once `tool/call` is in the log
@@ -483,7 +483,7 @@ describe('tool errors are results the model reads (wire, rule 18)', () => {
       'turn/end 1 error',
     ]);
     const [reason] = turnEnds(events);
-    expect(reason).toMatchObject({ kind: 'error', error: { code: 'UnknownTool' } });
+    expect(reason).toMatchObject({ kind: 'error', error: { code: 'UNKNOWN_TOOL' } });
     expect(reason!.kind === 'error' && reason!.error.message).toMatch(/"no_such_tool"/);
     expect(reason!.kind === 'error' && reason!.error.message).not.toMatch(/"echo"/);
     expect(t.recorder.requests(id)).toHaveLength(0);
@@ -510,7 +510,7 @@ describe('how turns end (rules 21, 24, 26)', () => {
       'turn/end 1 error',
     ]);
     expect(turnEnds(first)).toEqual([
-      { kind: 'error', error: { code: 'ScriptedFailure', message: 'model broke' } },
+      { kind: 'error', error: { code: 'SCRIPTED_FAILURE', message: 'model broke' } },
     ]);
     await s.followup(id, 'Q');
     const events = await settle(s, id, 2);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { MessageInputSchema } from '../../domain/messages';
+import { isName, NAME_MAX_CHARS, NAME_RULE } from '../../domain/names';
 import type { HookKind, PostToolHookInput, PreStepHookInput } from '../types';
 
 export type { HookKind, PostToolHookInput, PreStepHookInput };
@@ -74,9 +75,7 @@ export const PostToolHookOutputSchema = z
   });
 export type PostToolHookOutput = z.input<typeof PostToolHookOutputSchema>;
 
-/** Hook names follow tool names: letters, digits and _ . : - (what SessionConfig.hooks accepts). */
-export const HOOK_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-
+/** Hook names follow tool names (what SessionConfig.hooks accepts). Throws an Error saying what a name may hold. */
 export function checkHookName(name: string): void {
-  if (!HOOK_NAME.test(name)) throw new Error(`hook name "${name}": letters, digits and _ . : - only (1–128)`);
+  if (!isName(name)) throw new Error(`hook name "${name}": ${NAME_RULE} (1–${NAME_MAX_CHARS})`);
 }

@@ -14,7 +14,7 @@ import type { ModelRequest, ModelStepResult } from '../types';
 import { modelFailure, type ProviderLabels } from './errors';
 import { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
 
-export type AiSdkProviderName = 'openai' | 'anthropic' | 'openai-compatible';
+export type AiSdkProviderName = 'openai' | 'anthropic' | 'openai-compatible' | 'local';
 
 export interface AiSdkProviderOptions {
   name: AiSdkProviderName;
@@ -47,7 +47,8 @@ export class AiSdkProvider implements ModelProvider {
     const spec = request.model;
     if (spec.provider !== this.name)
       throw new Error(`${this.name} provider called with a ${spec.provider} model`);
-    const modelId = spec.model;
+    // `local` may name no model (its default); every other provider's spec has one.
+    const modelId = 'model' in spec ? (spec.model ?? '') : '';
     let text = '';
     const toolCalls: ToolCallInfo[] = [];
     let usage: Usage | undefined;
@@ -67,6 +68,7 @@ export class AiSdkProvider implements ModelProvider {
         ...(request.system !== undefined ? { system: request.system } : {}),
         messages: toModelMessages(request.messages),
         ...(tools ? { tools } : {}),
+        ...(tools && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
         maxRetries: 0,
         abortSignal: ctx.signal,
         timeout: { chunkMs: this.options.chunkTimeoutMs ?? DEFAULT_CHUNK_TIMEOUT_MS },

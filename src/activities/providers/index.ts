@@ -1,7 +1,8 @@
 /**
  * The real model providers, built from worker configuration only (keys and base URLs never come from a session):
- * `openai` (OpenAI's chat completions API), `anthropic` (the messages API) and `openai-compatible` (any server
- * speaking the OpenAI chat API: Ollama, vLLM, llama.cpp, LM Studio). A provider exists only when configured.
+ * `openai` (OpenAI's chat completions API), `anthropic` (the messages API), `openai-compatible` (any server
+ * speaking the OpenAI chat API: Ollama, vLLM, llama.cpp, LM Studio) and `local` (a GGUF model run in the worker by
+ * llama.cpp, ./local). A provider exists only when configured.
  * Not deterministic: the providers do I/O.
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -9,6 +10,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelProvider } from '../model';
 import { AiSdkProvider } from './aiSdk';
+import { createLocalProvider, type LocalSettings } from './local/provider';
 
 export { PROVIDER_SETUP } from './setup';
 
@@ -20,13 +22,24 @@ export {
 } from './aiSdk';
 export { modelFailure, retryAfterMs, type ProviderLabels } from './errors';
 export { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
-export { parseModelRef } from '../../domain/wire';
+export {
+  createLocalProvider,
+  defaultLocalModelPath,
+  localModelPath,
+  DEFAULT_LOCAL_MODEL_FILE,
+  LOCAL_DEFAULT_MODEL_NAME,
+  type LocalSettings,
+} from './local/provider';
+export { LocalEngine, disposeLocalModels, type LocalEngineSettings } from './local/engine';
+export { LocalLanguageModel, type LocalLanguageModelOptions } from './local/model';
 
 /** Provider settings as the worker reads them from its environment. */
 export interface ProviderSettings {
   openai?: { apiKey: string; baseURL?: string };
   anthropic?: { apiKey: string; baseURL?: string };
   openaiCompatible?: { baseURL: string; apiKey?: string; name?: string };
+  /** The `local` provider (llama.cpp in the worker); registered when given, even when its file is missing. */
+  local?: LocalSettings;
   /** Longest wait for the next chunk of a streamed response. */
   chunkTimeoutMs?: number;
 }
@@ -73,6 +86,12 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
       labels: { keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL' },
       ...chunk,
     });
+  }
+  if (settings.local) {
+    out.local = createLocalProvider({
+      ...(settings.chunkTimeoutMs !== undefined ? { chunkTimeoutMs: settings.chunkTimeoutMs } : {}),
+      ...settings.local,
+    }).provider;
   }
   return out;
 }

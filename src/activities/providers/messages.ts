@@ -8,7 +8,6 @@ import { jsonSchema, tool, type JSONSchema7, type ModelMessage, type ToolSet } f
 import type { ToolCallInfo } from '../../domain/events';
 import { textOf } from '../../domain/messages';
 import type { TranscriptEntry } from '../../domain/transcript';
-import { INVALID_ARGUMENTS_KEY } from '../tools';
 import type { ToolSpec } from '../types';
 
 type ToolResultPart = Extract<ModelMessage, { role: 'tool' }>['content'][number];
@@ -36,7 +35,8 @@ export function toModelMessages(entries: readonly TranscriptEntry[]): ModelMessa
             type: 'tool-call' as const,
             toolCallId: c.callId,
             toolName: c.name,
-            input: c.arguments,
+            // Unparsable arguments go back to the model as the text it wrote (the result explains the error).
+            input: c.arguments ?? c.rawArguments ?? '',
           })),
         ];
         if (parts.length) out.push({ role: 'assistant', content: parts });
@@ -85,14 +85,18 @@ export interface SdkToolCall {
 
 /**
  * Our call record of an SDK tool call. Arguments that are not a JSON object (malformed JSON, an array, a number)
- * are kept as raw text under INVALID_ARGUMENTS_KEY: the call is logged and answered with an error the model can
- * read, and never runs.
+ * become `arguments: null` with the raw text in `rawArguments`: the call is logged and answered with an error the
+ * model can read, and never runs.
  */
 export function fromSdkToolCall(part: SdkToolCall): ToolCallInfo {
   const input = part.input;
   const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
-  const args = isObject
-    ? (input as Record<string, unknown>)
-    : { [INVALID_ARGUMENTS_KEY]: typeof input === 'string' ? input : (JSON.stringify(input) ?? '') };
-  return { callId: part.toolCallId, name: part.toolName, arguments: args };
+  if (isObject)
+    return { callId: part.toolCallId, name: part.toolName, arguments: input as Record<string, unknown> };
+  return {
+    callId: part.toolCallId,
+    name: part.toolName,
+    arguments: null,
+    rawArguments: typeof input === 'string' ? input : (JSON.stringify(input) ?? ''),
+  };
 }

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { z } from 'zod';
-import { ScriptedStepSchema, type ScriptedStep, type SessionConfig } from '../../domain/wire';
+import { issueField } from '../../domain/util';
+import { formatModelRef, ScriptedStepSchema, type ScriptedStep, type SessionConfig } from '../../domain/wire';
 import { parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
@@ -12,10 +13,10 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT]',
   details: [
     'options:',
-    '  --model M      scripted (default) or provider:model, provider one of openai, anthropic, openai-compatible',
+    '  --model M      scripted (default), local, or provider:model, provider one of openai, anthropic, openai-compatible, local',
     '  --tools LIST   comma-separated tool names registered on the worker (e.g. echo,sleep,emit_context)',
     '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
     '  --system TEXT  system prompt',
@@ -39,10 +40,7 @@ export const startCommand: Command = {
           throw new CliError(`session ${sessionId} already exists`);
         throw err;
       }
-      const model =
-        config.model?.provider === 'scripted' || !config.model
-          ? 'scripted'
-          : `${config.model.provider}:${config.model.model}`;
+      const model = config.model ? formatModelRef(config.model) : 'scripted';
       out(`started session ${sessionId} (model ${model}; tools ${config.tools?.join(',') || 'none'})`);
       return 0;
     });
@@ -77,7 +75,9 @@ function parseScript(text: string): ScriptedStep[] {
   const parsed = z.array(ScriptedStepSchema).safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UsageError(`invalid --script: ${issue?.path.join('.') || 'steps'}: ${issue?.message}`);
+    throw new UsageError(
+      `invalid --script: ${issueField(['steps', ...(issue?.path ?? [])])}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }

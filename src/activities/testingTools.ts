@@ -1,10 +1,11 @@
 /**
  * The `testing` toolset (AGENT_SESSIONS_TOOLSETS=testing): small tools that make every path of the loop
- * observable in tests and demos. Runs in activities.
+ * observable in tests and demos. Runs in activities. It lives here, below the worker, because the worker registers
+ * it by name; users reach it through `agent-sessions/testing` (src/testing re-exports it).
  */
 import { z } from 'zod';
 import { ContentBlockSchema, MessageSourceSchema, type MessageSource } from '../domain/messages';
-import { defineTool, type ToolDefinition } from '../activities/tools';
+import { defineTool, type ToolDefinition } from './tools';
 
 const Content = z.union([z.string().min(1), z.array(ContentBlockSchema).min(1)]);
 

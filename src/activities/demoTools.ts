@@ -1,0 +1,126 @@
+/**
+ * The `demo` toolset (AGENT_SESSIONS_TOOLSETS=demo): two small, real tools for the `npm start` demo and the
+ * real-model tests — a clock (which also leaves a context card, so a newcomer sees tool context enter the next
+ * step) and a calculator (a small arithmetic parser; no eval). Runs in activities.
+ */
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from './tools';
+
+export const clockTool = defineTool({
+  name: 'clock',
+  description:
+    "Tells today's date and the time now: use it for any question about the date, the day or the time.",
+  input: z.object({}),
+  execute(_args, ctx) {
+    const now = new Date();
+    ctx.deferContext(`This worker's clock runs on UTC; it read ${now.toISOString()}.`, {
+      kind: 'plugin',
+      plugin: 'clock',
+    });
+    const day = now.toLocaleDateString('en-GB', {
+      weekday: 'long',
+      day: 'numeric',
+      month: 'long',
+      year: 'numeric',
+      timeZone: 'UTC',
+    });
+    const time = now.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
+    return `It is ${day}, ${time} UTC.`;
+  },
+});
+
+export const calculatorTool = defineTool({
+  name: 'calculator',
+  description:
+    'Evaluates an arithmetic expression with + - * / % ^ and parentheses, for example "17 * 23" or "(2 + 3) / 4".',
+  input: z.object({
+    expression: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('the numbers of the question with the operator between them, e.g. "144 / 12" or "2 ^ 10"'),
+  }),
+  execute({ expression }) {
+    const value = evaluateArithmetic(expression);
+    return `${expression.trim()} = ${formatNumber(value)}`;
+  },
+});
+
+/** Every tool of the demo toolset. */
+export const demoTools: ToolDefinition[] = [clockTool, calculatorTool] as ToolDefinition[];
+
+/**
+ * The value of an arithmetic expression: numbers, + - * / % (remainder), ^ or ** (power, right-associative),
+ * unary minus, parentheses; `x` and `×` multiply, `÷` divides. Throws an Error saying where the text went wrong.
+ */
+export function evaluateArithmetic(text: string): number {
+  const tokens = tokenize(text);
+  let i = 0;
+  const peek = () => tokens[i];
+  const fail = (what: string): never => {
+    throw new Error(`cannot evaluate "${text}": ${what}`);
+  };
+  const expression = (): number => {
+    let value = term();
+    for (let op = peek(); op === '+' || op === '-'; op = peek()) {
+      i++;
+      value = op === '+' ? value + term() : value - term();
+    }
+    return value;
+  };
+  const term = (): number => {
+    let value = power();
+    for (let op = peek(); op === '*' || op === '/' || op === '%'; op = peek()) {
+      i++;
+      const right = power();
+      if ((op === '/' || op === '%') && right === 0) fail('division by zero');
+      value = op === '*' ? value * right : op === '/' ? value / right : value % right;
+    }
+    return value;
+  };
+  const power = (): number => {
+    const base = unary();
+    if (peek() !== '^') return base;
+    i++;
+    return base ** power();
+  };
+  const unary = (): number => {
+    if (peek() === '-') {
+      i++;
+      return -unary();
+    }
+    if (peek() === '+') {
+      i++;
+      return unary();
+    }
+    return primary();
+  };
+  const primary = (): number => {
+    const token = peek();
+    if (token === undefined) return fail('it ends too early');
+    i++;
+    if (token === '(') {
+      const value = expression();
+      if (peek() !== ')') fail('a ")" is missing');
+      i++;
+      return value;
+    }
+    const value = Number(token);
+    if (!Number.isFinite(value)) fail(`"${token}" is not a number`);
+    return value;
+  };
+  const value = expression();
+  if (i < tokens.length) fail(`unexpected "${tokens[i]}"`);
+  if (!Number.isFinite(value)) fail('the result is not a finite number');
+  return value;
+}
+
+function tokenize(text: string): string[] {
+  const normalized = text.replace(/\*\*/g, '^').replace(/[x×]/g, '*').replace(/÷/g, '/').replace(/,/g, '');
+  const tokens = normalized.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+|[-+*/%^()]|\S/gi) ?? [];
+  return tokens;
+}
+
+function formatNumber(value: number): string {
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(12)));
+}

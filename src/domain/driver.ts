@@ -1,0 +1,422 @@
+/**
+ * The session driver: the one turn loop of a session, as a generator of effects (./effects.ts), plus the handlers
+ * of everything a caller sends it. The workflow interprets its effects as activities, conditions and cancellation
+ * scopes; the tests interpret them in memory. Nothing here awaits, touches Temporal or does I/O: time and ids come
+ * from `DriverDeps`, and every state change goes through SessionCore, which appends it to the log.
+ *
+ * The loop (docs/semantics.md): wait for waking work (rules 7, 8, 23) → open the turn → claim (rule 10) →
+ * pre-step waterfall (13–17) → step: model call, tool batch with results in call order and contexts after them
+ * (18–21) → next boundary, until the turn ends (22, 24, 26); cancel and dispose close the turn well-formed (27–31);
+ * between turns, at a quiet point, continue as new (33). Decision note: docs/decisions/2026-12-03-one-loop.md.
+ */
+import { ErrorCodes, FailureTypes } from './codes';
+import type {
+  Answer,
+  AnswerMap,
+  Effect,
+  HookDescriptor,
+  ModelStepResult,
+  Resolved,
+  ToolDescriptor,
+} from './effects';
+import type { CancelCause, ErrorInfo, ToolCallInfo, TurnEndReason } from './events';
+import { afterPreStep, afterStep, type StepOutcome } from './loop';
+import { makeUserMessage, USER_SOURCE } from './messages';
+import { SessionCore, type SessionSnapshot } from './session';
+import { runToolBatch } from './toolBatch';
+import { emptyTranscript, transcriptLength, type TranscriptState } from './transcript';
+import { describeZodIssue } from './util';
+import {
+  CancelInputSchema,
+  DeliverInputSchema,
+  DisposeInputSchema,
+  DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+  LaneSignalSchema,
+  laneInputProblem,
+  type DeliveryReceipt,
+  type Lane,
+  type ModelSpec,
+  type SessionConfig,
+} from './wire';
+
+/**
+ * What a run hands to the next one across continue-as-new (rule 33): the core's snapshot (inbox, counters, recent
+ * ids, seq), and references instead of content — the earlier runs keep their events and transcript entries and
+ * answer queries for them, so the carried state stays small whatever the session's length.
+ */
+export interface CarriedSession {
+  snapshot: SessionSnapshot;
+  transcript: { base: number; hash: string };
+  /** Count and hash of the transcript prefix the last model request saw. */
+  sent: { count: number; hash: string };
+  previousRunId: string;
+}
+
+/** Default number of events a run may log before it continues as new at the next quiet point. */
+export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 10_000;
+
+export interface DriverDeps {
+  /** Workflow time in ms. */
+  now(): number;
+  /** A new unique id (the workflow's deterministic uuid4). */
+  newId(): string;
+  /** Called when a cancel reaches a running turn: the interpreter interrupts what the turn awaits. */
+  cancelTurn?(): void;
+  /** Whether the server suggests continuing as new (history size). */
+  continueAsNewSuggested?(): boolean;
+  /** Called for a refused signal payload (the workflow logs it). */
+  onRefused?(lane: string, reason: string): void;
+  /** Called when a turn fails for a reason that is not an outcome (a bug); the turn still closes. */
+  onInternalError?(turn: number, err: unknown): void;
+}
+
+/** A caller's input the session refuses; `failureType` is the ApplicationFailure type the update path throws. */
+export class SessionRefusal extends Error {
+  override name = 'SessionRefusal';
+  constructor(
+    readonly failureType: typeof FailureTypes.InvalidPayload | typeof FailureTypes.SessionDisposed,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Yields one effect and returns its typed answer (the interpreter answers each effect type with its own shape). */
+function* ask<T extends Effect>(effect: T): Generator<Effect, AnswerMap[T['type']], Answer> {
+  return (yield effect) as AnswerMap[T['type']];
+}
+
+export type DriverGenerator = Generator<Effect, void, Answer>;
+
+type StepResult =
+  { kind: 'done'; outcome: Omit<StepOutcome, 'nextStepPending'> } | { kind: 'end'; reason: TurnEndReason };
+
+export class SessionDriver {
+  readonly core: SessionCore;
+  /** Count and hash of the transcript prefix the last model request saw (history grows with new content only). */
+  private sent: { count: number; hash: string };
+  private disposeRequested = false;
+  private tools: Map<string, ToolDescriptor> | undefined;
+  private hooks: HookDescriptor[] | undefined;
+
+  constructor(
+    readonly config: SessionConfig,
+    private readonly deps: DriverDeps,
+    carried?: CarriedSession,
+  ) {
+    const transcript: TranscriptState = emptyTranscript();
+    if (carried) {
+      transcript.base = carried.transcript.base;
+      transcript.hash = carried.transcript.hash;
+      transcript.previousRunId = carried.previousRunId;
+    }
+    this.core = new SessionCore({ now: () => deps.now() }, carried?.snapshot, transcript);
+    this.sent = carried?.sent ?? { count: 0, hash: transcript.hash };
+  }
+
+  // ---- what callers send (rules 1–5, 27–31) ----
+
+  /** Any signal, by name. A signal cannot reject: bad input is counted and reported, never thrown (rule 5). */
+  signal(name: string, raw: unknown): void {
+    switch (name) {
+      case 'followup':
+      case 'steer':
+      case 'inject':
+        return this.laneSignal(name, raw);
+      case 'cancel':
+        return this.cancelSignal(raw);
+      case 'dispose':
+        return this.disposeSignal(raw);
+      default:
+        return this.refuse(name, 'unknown signal (expected followup, steer, inject, cancel or dispose)');
+    }
+  }
+
+  /** Checks a `deliver` payload; throws a SessionRefusal naming the field (the update's validator). */
+  validateDeliver(raw: unknown): void {
+    const parsed = DeliverInputSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new SessionRefusal(
+        FailureTypes.InvalidPayload,
+        `invalid deliver payload: ${describeZodIssue(parsed.error.issues, 'payload')}`,
+      );
+    const problem = laneInputProblem(parsed.data.lane, parsed.data.message);
+    if (problem) throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid deliver payload: ${problem}`);
+    this.refuseIfDisposing();
+  }
+
+  /** Accepts a validated `deliver` payload; throws a SessionRefusal if the session is being disposed. */
+  deliver(raw: unknown): DeliveryReceipt {
+    this.validateDeliver(raw);
+    const input = DeliverInputSchema.parse(raw);
+    const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, this.deps.newId);
+    return this.core.accept(input.lane, message).receipt;
+  }
+
+  private laneSignal(lane: Lane, raw: unknown): void {
+    const parsed = LaneSignalSchema.safeParse(raw);
+    if (!parsed.success) return this.refuse(lane, describeZodIssue(parsed.error.issues, 'payload'));
+    const problem = laneInputProblem(lane, parsed.data.message);
+    if (problem) return this.refuse(lane, problem);
+    if (this.disposeRequested || this.core.disposed) return this.refuse(lane, 'session disposed');
+    const source = parsed.data.message.source ?? USER_SOURCE;
+    this.core.accept(lane, makeUserMessage(parsed.data.message, source, this.deps.newId));
+  }
+
+  private cancelSignal(raw: unknown): void {
+    const parsed = CancelInputSchema.safeParse(raw === undefined ? {} : raw);
+    if (!parsed.success) return this.refuse('cancel', describeZodIssue(parsed.error.issues, 'payload'));
+    if (this.disposeRequested) return;
+    this.cancelTurn(parsed.data.cause ?? { kind: 'user' }, parsed.data.keepInbox === true);
+  }
+
+  /** `dispose` takes exactly `{}` (or no argument); anything else is refused and disposes nothing. */
+  private disposeSignal(raw: unknown): void {
+    const parsed = DisposeInputSchema.safeParse(raw === undefined ? {} : raw);
+    if (!parsed.success) return this.refuse('dispose', describeZodIssue(parsed.error.issues, 'payload'));
+    if (this.disposeRequested) return;
+    this.disposeRequested = true;
+    this.cancelTurn({ kind: 'disposed' }, false);
+  }
+
+  private refuse(lane: string, reason: string): void {
+    this.core.refuse(`${lane}: ${reason}`);
+    this.deps.onRefused?.(lane, reason);
+  }
+
+  private refuseIfDisposing(): void {
+    if (this.disposeRequested || this.core.disposed)
+      throw new SessionRefusal(FailureTypes.SessionDisposed, 'session disposed');
+  }
+
+  /** Discards pending work (unless keepInbox) and cancels the running turn; the first cause wins (rule 27). */
+  private cancelTurn(cause: CancelCause, keepInbox: boolean): void {
+    if (this.core.cancel(cause, keepInbox)) this.deps.cancelTurn?.();
+  }
+
+  // ---- what the interpreter asks ----
+
+  /** Whether `wait-for-work` is over: waking work for an idle session, or a dispose. */
+  hasWork(): boolean {
+    return this.disposeRequested || this.core.hasWakingWork();
+  }
+
+  get disposing(): boolean {
+    return this.disposeRequested;
+  }
+
+  /** Whether this is still a quiet point to continue as new at (between turns, no dispose). */
+  canContinueAsNew(): boolean {
+    return !this.disposeRequested && !this.core.turnOpen && !this.core.disposed;
+  }
+
+  /** The state the next run starts from (rule 33). */
+  carry(previousRunId: string): CarriedSession {
+    const base = transcriptLength(this.core.transcript);
+    const hash = this.core.transcript.hash;
+    return {
+      snapshot: this.core.snapshot,
+      transcript: { base, hash },
+      // The next run holds no entries before `base`, so its first request names all of them as the prefix; a
+      // model activity whose cache lacks the last ones reads them from this run.
+      sent: { count: base, hash },
+      previousRunId,
+    };
+  }
+
+  // ---- the loop ----
+
+  /** The session's life: turns while there is waking work, continue-as-new at quiet points, dispose at the end. */
+  *run(): DriverGenerator {
+    for (;;) {
+      yield* ask({ type: 'wait-for-work' });
+      if (this.disposeRequested) break;
+      if (!this.core.hasWakingWork()) continue;
+      yield* this.turn();
+      if (this.shouldContinueAsNew()) yield* ask({ type: 'continue-as-new' });
+    }
+    // Dispose (rule 31): pending work is discarded, the session is idle here; the last event is session/disposed.
+    this.core.cancel({ kind: 'disposed' }, false);
+    this.core.dispose();
+  }
+
+  private shouldContinueAsNew(): boolean {
+    if (!this.canContinueAsNew()) return false;
+    const budget = this.config.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+    return this.deps.continueAsNewSuggested?.() === true || this.core.log.length >= budget;
+  }
+
+  /** One turn; every turn/start gets its turn/end (rule 24), whatever fails inside. */
+  private *turn(): DriverGenerator {
+    const turn = this.core.openTurn();
+    try {
+      yield* this.steps();
+    } catch (err) {
+      if (!this.core.turnOpen) throw err;
+      if (this.abortedIfCanceling()) return;
+      // A bug or an unexpected failure inside the loop still closes the turn; the session lives on (rule 26).
+      this.deps.onInternalError?.(turn, err);
+      this.core.endTurn({ kind: 'error', error: { message: messageOf(err), code: ErrorCodes.Internal } });
+    }
+    if (this.core.turnOpen) this.abortedIfCanceling();
+  }
+
+  private *steps(): DriverGenerator {
+    const core = this.core;
+    let boundary: 'turn' | 'step' = 'turn';
+    let toolsOweRequest = false;
+    for (;;) {
+      const batch = core.claim(boundary);
+      boundary = 'step';
+      const hooks = yield* this.resolveHooks();
+      if (this.abortedIfCanceling()) return;
+      if (hooks.kind !== 'ok') return core.endTurn({ kind: 'error', error: hooks.error });
+      const preStep = yield* ask({
+        type: 'pre-step',
+        request: {
+          turn: core.turn,
+          step: core.step + 1,
+          batch,
+          hooks: hooks.value.filter((h) => h.kind === 'pre-step').map((h) => h.name),
+        },
+      });
+      if (this.abortedIfCanceling()) return;
+      if (preStep.kind === 'failed') return core.endTurn({ kind: 'error', error: preStep.error });
+      const next = afterPreStep(preStep.decision, toolsOweRequest);
+      if (next.kind === 'end') return core.endTurn(next.reason);
+      const tools = yield* this.resolveTools();
+      if (this.abortedIfCanceling()) return;
+      if (tools.kind !== 'ok') return core.endTurn({ kind: 'error', error: tools.error });
+      core.startStep(next.messages);
+      const step = yield* this.step(tools.value, hooks.value);
+      if (this.abortedIfCanceling()) return;
+      if (step.kind === 'end') return core.endTurn(step.reason);
+      core.endStep();
+      const after = afterStep({ ...step.outcome, nextStepPending: core.inbox.nextStep.length > 0 });
+      if (after.kind === 'end') return core.endTurn(after.reason);
+      toolsOweRequest = step.outcome.toolsOweRequest;
+    }
+  }
+
+  /** If the turn is being cancelled, closes it `aborted` with the first cause (step/end first) and says so. */
+  private abortedIfCanceling(): boolean {
+    const cause = this.core.canceling;
+    if (!cause || !this.core.turnOpen) return false;
+    this.core.endTurn({ kind: 'aborted', reason: cause });
+    return true;
+  }
+
+  /** One step after its messages entered: the model request, then its tool calls. */
+  private *step(
+    allowed: ReadonlyMap<string, ToolDescriptor>,
+    hooks: readonly HookDescriptor[],
+  ): Generator<Effect, StepResult, Answer> {
+    const core = this.core;
+    const answer = yield* ask({ type: 'model', call: this.modelCall([...allowed.keys()]) });
+    if (answer.kind === 'failed') {
+      if (answer.canceled && core.canceling)
+        return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
+      return { kind: 'end', reason: { kind: 'error', error: answer.error } };
+    }
+    const result = answer.result;
+    if (result.interrupted) {
+      // Visible output of a cancelled call stays in the log, marked interrupted (rule 29).
+      if (result.text)
+        core.assistant(
+          { id: this.deps.newId(), role: 'assistant', content: [{ type: 'text', text: result.text }] },
+          { interrupted: true },
+        );
+      return {
+        kind: 'end',
+        reason: core.canceling ? { kind: 'aborted', reason: core.canceling } : { kind: 'completed' },
+      };
+    }
+    core.assistant(
+      {
+        id: this.deps.newId(),
+        role: 'assistant',
+        content: result.text ? [{ type: 'text', text: result.text }] : [],
+        ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+      },
+      result.usage ? { usage: result.usage } : {},
+    );
+    const maxTokens = result.finish === 'max-tokens';
+    if (result.toolCalls.length === 0)
+      return { kind: 'done', outcome: { toolsOweRequest: false, concluded: false, maxTokens } };
+    const batch = yield* runToolBatch(result.toolCalls, {
+      core,
+      allowed,
+      maxParallel: this.config.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+      postToolHooks: hooks.filter((h) => h.kind === 'post-tool').map((h) => h.name),
+      newId: this.deps.newId,
+    });
+    return { kind: 'done', outcome: { toolsOweRequest: true, concluded: batch.concluded, maxTokens } };
+  }
+
+  /**
+   * The model request: only the transcript entries added since the previous request, with the count and hash of
+   * what came before; the interpreter's model call assembles the rest (rule 14: exactly what the log holds).
+   */
+  private modelCall(tools: string[]): ModelStepCall {
+    const core = this.core;
+    const requestIndex = core.nextModelRequest();
+    const t = core.transcript;
+    const prefix = this.sent;
+    const newEntries = t.entries.slice(Math.max(0, prefix.count - t.base));
+    this.sent = { count: transcriptLength(t), hash: t.hash };
+    return {
+      turn: core.turn,
+      step: core.step,
+      requestIndex,
+      ...modelForRequest(this.config.model, requestIndex),
+      ...(this.config.system !== undefined ? { system: this.config.system } : {}),
+      tools,
+      prefix,
+      newEntries,
+      hash: t.hash,
+    };
+  }
+
+  /** The session's hooks: none named needs no worker; otherwise resolved once per run. */
+  private *resolveHooks(): Generator<Effect, AnswerMap['resolve-hooks'], Answer> {
+    if (!this.hooks && (this.config.hooks ?? []).length === 0) this.hooks = [];
+    if (this.hooks) return { kind: 'ok', value: this.hooks };
+    const answer = yield* ask({ type: 'resolve-hooks' });
+    if (answer.kind === 'ok') this.hooks = answer.value;
+    return answer;
+  }
+
+  /** The session's tools, resolved once per run (an unknown name ends the turn in error; a later turn asks again). */
+  private *resolveTools(): Generator<Effect, Resolved<ReadonlyMap<string, ToolDescriptor>>, Answer> {
+    if (!this.tools && (this.config.tools ?? []).length === 0) this.tools = new Map();
+    if (this.tools) return { kind: 'ok', value: this.tools };
+    const answer = yield* ask({ type: 'resolve-tools' });
+    if (answer.kind !== 'ok') return answer;
+    this.tools = new Map(answer.value.map((t) => [t.name, t]));
+    return { kind: 'ok', value: this.tools };
+  }
+}
+
+type ModelStepCall = Extract<Effect, { type: 'model' }>['call'];
+
+/**
+ * The session's model for one request. A scripted model's script can be long; the request carries only the step
+ * it answers with (and that step's index), so history does not grow with the script's length.
+ */
+export function modelForRequest(
+  model: ModelSpec | undefined,
+  requestIndex: number,
+): { model?: ModelSpec; stepsFrom?: number } {
+  if (!model) return {};
+  if (model.provider !== 'scripted') return { model };
+  return {
+    model: { ...model, steps: model.steps.slice(requestIndex, requestIndex + 1) },
+    stepsFrom: requestIndex,
+  };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export type { ToolCallInfo, ErrorInfo, ModelStepResult };

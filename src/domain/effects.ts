@@ -1,0 +1,150 @@
+/**
+ * What the session driver (./driver.ts) asks of the world, and what the world answers. The driver is a generator
+ * that yields one Effect at a time and resumes with its Answer; an interpreter performs the effect. The workflow
+ * interprets effects as activities, conditions and cancellation scopes (src/workflows); the tests interpret them
+ * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
+ */
+import type { ErrorInfo, ToolCallInfo, Usage } from './events';
+import type { ContentBlock, MessageSource, UserMessage } from './messages';
+import type { TranscriptEntry } from './transcript';
+import type { ModelSpec } from './wire';
+
+/** A worker tool as the session may use it (resolved by name on the worker). */
+export interface ToolDescriptor {
+  name: string;
+  exclusive: boolean;
+}
+
+export type HookKind = 'pre-step' | 'post-tool';
+/** A worker hook as the session may use it (resolved by name on the worker). */
+export interface HookDescriptor {
+  name: string;
+  kind: HookKind;
+}
+
+/** A pre-step decision (closed union, rule 13). */
+export type PreStepDecision =
+  { kind: 'enter'; messages: UserMessage[] } | { kind: 'reject'; reason?: string };
+
+/** What a pre-step waterfall is given. */
+export interface PreStepRequest {
+  turn: number;
+  /** Number of the step this pre-step would open. */
+  step: number;
+  /** The claimed batch, in claim order (next-step items, then the next-turn item at a turn boundary). */
+  batch: readonly UserMessage[];
+  /** The session's pre-step hooks, in the session's order (the interpreter adds one listener per hook). */
+  hooks: readonly string[];
+}
+
+/** One model request as the driver schedules it; the interpreter adds the run's identity. */
+export interface ModelCall {
+  turn: number;
+  step: number;
+  /** 0-based index of this request in the whole session. */
+  requestIndex: number;
+  /** The session's model for this request; absent when it names none (the worker's default answers). */
+  model?: ModelSpec;
+  /** A scripted model's request carries only its own step; this is that step's index in the script. */
+  stepsFrom?: number;
+  system?: string;
+  /** Tools the model may call (names registered on the worker). */
+  tools: string[];
+  /** Count and hash of the entries the previous model request saw. */
+  prefix: { count: number; hash: string };
+  /** Entries added since the previous model request, oldest first (history grows with new content only). */
+  newEntries: TranscriptEntry[];
+  /** Hash of prefix + newEntries. */
+  hash: string;
+}
+
+export interface ModelStepResult {
+  text: string;
+  toolCalls: ToolCallInfo[];
+  finish: 'stop' | 'tool-calls' | 'max-tokens';
+  usage?: Usage;
+  /** The call was cancelled after it produced `text` (visible output is kept, rule 29). */
+  interrupted?: boolean;
+}
+
+/** Context a tool or hook produced for the next step (rule 19); the driver gives it an id when it has none. */
+export interface ContextOutput {
+  id?: string;
+  content: ContentBlock[];
+  /** Defaults to `{kind:'tool', callId}`. */
+  source?: MessageSource;
+}
+
+/** The settled outcome of one tool call, after the session's post-tool hooks. */
+export interface ToolExecResult {
+  content: ContentBlock[];
+  error?: ErrorInfo;
+  additionalContexts: ContextOutput[];
+  concludesTurn: boolean;
+}
+
+/** A post-tool hook's decision: continue (adding contexts) or block (the result becomes `feedback`). */
+export type PostToolHookResult =
+  | { kind: 'continue'; additionalContexts: ContextOutput[] }
+  | { kind: 'block'; feedback: string; additionalContexts: ContextOutput[] };
+
+/** One tool call the driver starts; it settles later (answered through `tool-settled`). */
+export interface ToolStart {
+  turn: number;
+  step: number;
+  /** Position of the call in the assistant message (results commit in this order, rule 18). */
+  index: number;
+  call: ToolCallInfo & { arguments: Record<string, unknown> };
+  /** The session's post-tool hooks, in order; they see the result before it commits (rule 19). */
+  postToolHooks: readonly string[];
+}
+
+/**
+ * A failure the interpreter reports as data. `canceled` says the effect ended because the turn's cancellation
+ * reached it (the driver then closes the turn `aborted` if a cancel is in progress).
+ */
+export interface Failed {
+  kind: 'failed';
+  error: ErrorInfo;
+  canceled?: boolean;
+}
+
+export type Resolved<T> = { kind: 'ok'; value: T } | Failed;
+
+/** Everything the driver can ask for, with the answer each one gets. */
+export type Effect =
+  /** Wait until the driver has waking work or a dispose (`driver.hasWork()`); answer: undefined. */
+  | { type: 'wait-for-work' }
+  /** The session's hooks resolved on the worker (once per run; later asks are answered from memory). */
+  | { type: 'resolve-hooks' }
+  /** The session's tools resolved on the worker (once per run; later asks are answered from memory). */
+  | { type: 'resolve-tools' }
+  /** Run the pre-step waterfall (rule 13). */
+  | { type: 'pre-step'; request: PreStepRequest }
+  /** Call the model. */
+  | { type: 'model'; call: ModelCall }
+  /** Start a tool call and its post-tool hooks; answer at once (undefined); it settles through `tool-settled`. */
+  | { type: 'start-tool'; start: ToolStart }
+  /** Wait for the next started tool call to settle, in whatever order they finish. */
+  | { type: 'tool-settled' }
+  /**
+   * A quiet point where the driver wants to continue as new (rule 33): wait for every handler to finish, then, if
+   * `driver.canContinueAsNew()` still holds, continue as new with `driver.carry()`. Answer undefined if not done.
+   */
+  | { type: 'continue-as-new' };
+
+export type EffectType = Effect['type'];
+
+/** The answer to each effect type. */
+export interface AnswerMap {
+  'wait-for-work': undefined;
+  'resolve-hooks': Resolved<HookDescriptor[]>;
+  'resolve-tools': Resolved<ToolDescriptor[]>;
+  'pre-step': { kind: 'decided'; decision: PreStepDecision } | Failed;
+  model: { kind: 'ok'; result: ModelStepResult } | Failed;
+  'start-tool': undefined;
+  'tool-settled': { index: number; result: ToolExecResult };
+  'continue-as-new': undefined;
+}
+
+export type Answer = AnswerMap[EffectType];

@@ -1,0 +1,21 @@
+/**
+ * Names of tools and hooks: what `SessionConfig.tools` / `.hooks` accept, and what `defineTool`, the hook
+ * definitions, the worker's hooks file and the CLI's `--tools` check. One definition, so they cannot drift.
+ * Pure and deterministic.
+ */
+import { z } from 'zod';
+
+export const NAME_MAX_CHARS = 128;
+
+/** What a name may contain, as error messages say it. */
+export const NAME_RULE = 'letters, digits and _ . : - only';
+
+const NAME_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Whether `text` is a valid tool or hook name: 1 to 128 characters of letters, digits and `_ . : -`. */
+export function isName(text: string): boolean {
+  return NAME_PATTERN.test(text);
+}
+
+/** A tool or hook name (wire and configuration files); the error says what is wrong. */
+export const NameSchema = z.string().min(1).max(NAME_MAX_CHARS).regex(NAME_PATTERN, NAME_RULE);

@@ -1,0 +1,244 @@
+/**
+ * The workflow's interpreter of the session driver's effects (src/domain/effects.ts): model and tool calls become
+ * activities, waits become `condition`s, and each turn runs in one cancellation scope that a cancel interrupts
+ * (rules 27–29). Tool activities are asked to cancel and awaited until they settle (WAIT_CANCELLATION_COMPLETED);
+ * a settled call's post-tool hooks run outside the turn's scope, so a cancelled turn still commits real results.
+ * Deterministic (workflow sandbox).
+ */
+import { CancellationScope, condition, isCancellation, type WorkflowInfo } from '@temporalio/workflow';
+import { ErrorCodes, FailureTypes } from '../contract';
+import type { SessionDriver, DriverGenerator } from '../domain/driver';
+import type {
+  Answer,
+  Effect,
+  Failed,
+  HookDescriptor,
+  ModelCall,
+  PreStepRequest,
+  Resolved,
+  ToolDescriptor,
+  ToolExecResult,
+  ToolStart,
+} from '../domain/effects';
+import { failedResult } from '../domain/toolBatch';
+import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
+import { modelActivities, setupActivities, toolActivities } from './activities';
+import { errorInfo } from './errors';
+import { postToolHookCall, preStepHookListener } from './hooks';
+
+export interface AgentSessionOptions {
+  /** Pre-step listeners, outermost first. */
+  preStep?: PreStepListener[];
+}
+
+/** A failed name check, with the failure type the `deliver` update rejects with. */
+type Resolution<T> = Resolved<T> & ({ kind: 'ok' } | { failureType: string });
+
+export class EffectInterpreter {
+  /** Scope of the running turn; cancelling it interrupts whatever the turn awaits (rules 27–29). */
+  private scope: { turn: number; scope: CancellationScope } | undefined;
+  private canceledTurn = 0;
+  /** Started tool calls of the running batch that have not been reported as settled. */
+  private readonly unsettled = new Map<number, Promise<{ index: number; result: ToolExecResult }>>();
+  private readonly tools = new Resolver<ToolDescriptor[]>(
+    (names) => setupActivities.describeTools({ names }),
+    [],
+    FailureTypes.UnknownTool,
+    ErrorCodes.UnknownTool,
+  );
+  private readonly hooks = new Resolver<HookDescriptor[]>(
+    (names) => setupActivities.describeHooks({ names }),
+    [],
+    FailureTypes.UnknownHook,
+    ErrorCodes.UnknownHook,
+  );
+
+  constructor(
+    private readonly driver: SessionDriver,
+    private readonly info: WorkflowInfo,
+    private readonly options: AgentSessionOptions,
+  ) {}
+
+  /** Drives the generator to its end; `continueAsNew` performs the driver's continue-as-new effect. */
+  async run(gen: DriverGenerator, continueAsNew: () => Promise<void>): Promise<void> {
+    let answer: Answer | undefined;
+    for (let next = gen.next(); !next.done;) {
+      const effect = next.value;
+      let failure: { err: unknown } | undefined;
+      try {
+        if (effect.type === 'wait-for-work') await condition(() => this.driver.hasWork());
+        else if (effect.type === 'continue-as-new') await continueAsNew();
+        else answer = await this.inTurn(() => this.perform(effect));
+      } catch (err) {
+        failure = { err };
+      }
+      next = failure ? gen.throw(failure.err) : gen.next(answer as Answer);
+      answer = undefined;
+    }
+  }
+
+  /** Interrupts the running turn (called by the driver when a cancel reaches it). */
+  cancelTurn(): void {
+    const turn = this.driver.core.turn;
+    this.canceledTurn = turn;
+    if (this.scope?.turn === turn) this.scope.scope.cancel();
+  }
+
+  /** Whether the session's tool or hook names are still to be checked on the worker in this run. */
+  configUnchecked(): boolean {
+    const config = this.driver.config;
+    return this.tools.unchecked(config.tools ?? []) || this.hooks.unchecked(config.hooks ?? []);
+  }
+
+  /** Resolves the session's tools and hooks (the `deliver` update's name check shares these calls). */
+  resolveAll(): Promise<Resolution<unknown>[]> {
+    const config = this.driver.config;
+    return Promise.all([this.tools.get(config.tools ?? []), this.hooks.get(config.hooks ?? [])]);
+  }
+
+  /** Runs one effect of the open turn inside the turn's cancellation scope. */
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.driver.core.turn;
+    if (this.scope?.turn !== turn) {
+      this.scope = { turn, scope: new CancellationScope() };
+      this.unsettled.clear();
+      if (this.canceledTurn === turn) this.scope.scope.cancel();
+    }
+    return this.scope.scope.run(fn);
+  }
+
+  private async perform(
+    effect: Exclude<Effect, { type: 'wait-for-work' | 'continue-as-new' }>,
+  ): Promise<Answer> {
+    switch (effect.type) {
+      case 'resolve-hooks':
+        return this.hooks.get(this.driver.config.hooks ?? []);
+      case 'resolve-tools':
+        return this.tools.get(this.driver.config.tools ?? []);
+      case 'pre-step':
+        return this.preStep(effect.request);
+      case 'model':
+        return this.model(effect.call);
+      case 'start-tool':
+        this.startTool(effect.start);
+        return undefined;
+      case 'tool-settled':
+        return this.nextSettled();
+    }
+  }
+
+  private async preStep(request: PreStepRequest): Promise<Answer> {
+    const listeners = [...(this.options.preStep ?? []), ...request.hooks.map(preStepHookListener)];
+    try {
+      const decision = await runPreStep(listeners, {
+        sessionId: this.info.workflowId,
+        turn: request.turn,
+        step: request.step,
+        batch: request.batch,
+        config: this.driver.config,
+      });
+      return { kind: 'decided', decision };
+    } catch (err) {
+      return failed(err, ErrorCodes.PreStepFailed);
+    }
+  }
+
+  private async model(call: ModelCall): Promise<Answer> {
+    try {
+      const result = await modelActivities.modelStep({
+        ...call,
+        sessionId: this.info.workflowId,
+        chainId: this.info.firstExecutionRunId,
+        runId: this.info.runId,
+      });
+      return { kind: 'ok', result };
+    } catch (err) {
+      return failed(err, ErrorCodes.ModelFailed);
+    }
+  }
+
+  /** Starts a tool activity; when it settles (even after a cancel) its post-tool hooks run, not cancellable. */
+  private startTool(start: ToolStart): void {
+    const { call, index } = start;
+    const settled = toolActivities
+      .executeTool({
+        sessionId: this.info.workflowId,
+        turn: start.turn,
+        step: start.step,
+        callId: call.callId,
+        name: call.name,
+        arguments: call.arguments,
+      })
+      .then(
+        (r) => r,
+        (err: unknown): ToolExecResult =>
+          failedResult(
+            isCancellation(err)
+              ? { code: ErrorCodes.Aborted, message: 'the tool call was cancelled while it ran' }
+              : errorInfo(err, ErrorCodes.ToolFailed),
+          ),
+      )
+      .then((result) =>
+        start.postToolHooks.length === 0
+          ? result
+          : CancellationScope.nonCancellable(() =>
+              applyPostToolHooks(start.postToolHooks, result, (hook, r) =>
+                postToolHookCall(hook, { sessionId: this.info.workflowId, ...start }, r),
+              ),
+            ),
+      )
+      .then((result) => ({ index, result }));
+    this.unsettled.set(index, settled);
+  }
+
+  private async nextSettled(): Promise<Answer> {
+    const settled = await Promise.race(this.unsettled.values());
+    this.unsettled.delete(settled.index);
+    return settled;
+  }
+}
+
+/**
+ * One name check per run, shared by the turn loop and the `deliver` update: at most one activity in flight; a
+ * failure is returned (and asked again at a later boundary), a success remembered.
+ */
+class Resolver<T> {
+  private pending: Promise<Resolution<T>> | undefined;
+  private value: T | undefined;
+
+  constructor(
+    private readonly describe: (names: string[]) => Promise<T>,
+    private readonly none: T,
+    private readonly failureType: string,
+    private readonly fallbackCode: string,
+  ) {}
+
+  /** Whether the names are still to be checked (some are named and no check has succeeded yet). */
+  unchecked(names: readonly string[]): boolean {
+    return this.value === undefined && names.length > 0;
+  }
+
+  get(names: string[]): Promise<Resolution<T>> {
+    if (this.value !== undefined) return Promise.resolve({ kind: 'ok', value: this.value });
+    if (names.length === 0) return Promise.resolve({ kind: 'ok', value: (this.value = this.none) });
+    this.pending ??= this.describe(names).then(
+      (value): Resolution<T> => {
+        this.value = value;
+        return { kind: 'ok', value };
+      },
+      (err: unknown): Resolution<T> => {
+        this.pending = undefined;
+        return { ...failed(err, this.fallbackCode), failureType: this.failureType };
+      },
+    );
+    return this.pending;
+  }
+}
+
+function failed(err: unknown, fallbackCode: string): Failed {
+  return {
+    kind: 'failed',
+    error: errorInfo(err, fallbackCode),
+    ...(isCancellation(err) ? { canceled: true } : {}),
+  };
+}
