@@ -6,6 +6,7 @@
 import { InvalidInputError } from '../client';
 import { parse } from './args';
 import type { Command } from './command';
+import { askCommand } from './commands/ask';
 import { cancelCommand, disposeCommand } from './commands/cancel';
 import { laneCommand } from './commands/deliver';
 import { devCommand } from './commands/dev';
@@ -26,6 +27,7 @@ const LIST: Command[] = [
   laneCommand('followup'),
   laneCommand('steer'),
   laneCommand('inject'),
+  askCommand,
   cancelCommand,
   disposeCommand,
   watchCommand,

@@ -46,3 +46,8 @@ export class SessionNotFoundError extends Error {
 export class DeliveryRejectedError extends Error {
   override name = 'DeliveryRejectedError';
 }
+
+/** A waiting delivery (`ask`) timed out: the message was accepted, but its turn did not end in time. */
+export class TurnWaitTimeoutError extends Error {
+  override name = 'TurnWaitTimeoutError';
+}

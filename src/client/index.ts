@@ -41,12 +41,14 @@ import {
   type DeliveryReceipt,
   type Lane,
   type SessionConfig,
+  type WaitOutcome,
 } from '../domain/wire';
 import {
   DeliveryRejectedError,
   InvalidInputError,
   SessionDisposedError,
   SessionNotFoundError,
+  TurnWaitTimeoutError,
 } from './errors';
 import {
   DEFAULT_DELIVERY_RETRY,
@@ -169,6 +171,28 @@ export class SessionClient {
     return this.deliverRetrying(sessionId, message, () =>
       this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] }),
     );
+  }
+
+  /**
+   * Sends a message and waits, without polling, for the end of the turn it entered: one `deliver` update with
+   * `wait`, which completes when that turn has ended (a follow-up's own turn; the running turn for a steer). Returns
+   * the receipt with the turn's end reason and answer (the text of its last assistant message), or
+   * `{status:'discarded'}` when a cancel dropped the message first. Throws TurnWaitTimeoutError after `timeoutMs`
+   * (default 10 minutes, at most one hour; the message stays accepted), and what `deliver` throws.
+   */
+  async ask(
+    sessionId: string,
+    message: MessageArg,
+    opts: { lane?: Lane; timeoutMs?: number } = {},
+  ): Promise<DeliveryReceipt & { outcome: WaitOutcome }> {
+    const lane = opts.lane ?? 'followup';
+    const input = validMessage(lane, message);
+    const wait = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
+    const receipt = await this.deliverRetrying(sessionId, message, () =>
+      this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input, wait }] }),
+    );
+    if (!receipt.outcome) throw new DeliveryRejectedError(`session ${sessionId} answered without an outcome`);
+    return receipt as DeliveryReceipt & { outcome: WaitOutcome };
   }
 
   async cancel(sessionId: string, input: CancelInput = {}): Promise<void> {
@@ -344,6 +368,8 @@ export class SessionClient {
       if (type === FailureTypes.SessionDisposed) return new SessionDisposedError(sessionId);
       if (type === FailureTypes.InvalidPayload)
         return InvalidInputError.fromSession(cause?.message ?? err.message);
+      if (type === FailureTypes.TurnWaitTimeout)
+        return new TurnWaitTimeoutError(cause?.message ?? err.message);
       return new DeliveryRejectedError(cause?.message ?? err.message);
     }
     if (!runClosed) return err;

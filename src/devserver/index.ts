@@ -18,6 +18,7 @@ export {
   getFreePort,
   devServerDbFilename,
   DEV_SERVER_DYNAMIC_CONFIG,
+  DEV_SERVER_TUNING,
   DEFAULT_DB_BASENAME,
   type DevServerOptions,
   type EmbeddedDevServer,

@@ -8,7 +8,7 @@
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { resolveTemporalCli, resolveTestServer } from './binaries';
-import { devServerDbFilename } from './devServer';
+import { DEV_SERVER_TUNING, devServerDbFilename } from './devServer';
 
 export interface TimeSkippingEnvOptions {
   /** Let the SDK download the test server when none is found. Default false. */
@@ -39,6 +39,7 @@ export function createDevServerEnv(options: DevServerEnvOptions = {}): Promise<T
     server: {
       executable,
       ip: '127.0.0.1',
+      extraArgs: DEV_SERVER_TUNING.flatMap((value) => ['--dynamic-config-value', value]),
       port: options.port,
       namespace: options.namespace,
       dbFilename:

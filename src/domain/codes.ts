@@ -33,6 +33,8 @@ export const FailureTypes = {
   HookInvalidOutput: 'HookInvalidOutput',
   /** A model activity could not assemble the transcript the workflow described (prefix hash mismatch). */
   TranscriptMismatch: 'TranscriptMismatch',
+  /** A `deliver` with `wait` timed out before its message's turn ended (the message itself was accepted). */
+  TurnWaitTimeout: 'TurnWaitTimeout',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 

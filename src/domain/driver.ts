@@ -37,6 +37,7 @@ import {
   type Lane,
   type ModelSpec,
   type SessionConfig,
+  type WaitOutcome,
 } from './wire';
 
 /**
@@ -143,6 +144,16 @@ export class SessionDriver {
     const problem = laneInputProblem(parsed.data.lane, parsed.data.message);
     if (problem) throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid deliver payload: ${problem}`);
     this.refuseIfDisposing();
+  }
+
+  /**
+   * The outcome a waiting `deliver` returns once its message's turn has ended (or a cancel discarded the message);
+   * undefined while it is still pending or running.
+   */
+  waitOutcome(messageId: string): WaitOutcome | undefined {
+    const outcome = this.core.outcomeOf(messageId);
+    if (outcome?.status === 'discarded' || outcome?.status === 'ended') return outcome;
+    return undefined;
   }
 
   /** Accepts a validated `deliver` payload; throws a SessionRefusal if the session is being disposed. */

@@ -20,13 +20,44 @@ import type {
   TurnEndReason,
   Usage,
 } from './events';
-import { applySplice, cancelSplice, claimSplice, EMPTY_INBOX, insertSplice, type Inbox } from './inbox';
+import {
+  applySplice,
+  cancelSplice,
+  claimSplice,
+  EMPTY_INBOX,
+  insertSplice,
+  listOf,
+  type Inbox,
+} from './inbox';
 import type { ContentBlock, UserMessage } from './messages';
 import { emptyTranscript, projectEvent, type TranscriptState } from './transcript';
 import { LANE_RULES, type DeliveryReceipt, type Lane } from './wire';
 
 /** How many accepted message ids are remembered for idempotency (rule 4); carried across continue-as-new. */
 export const RECENT_ID_WINDOW = 4096;
+/** How many turn ends are remembered for waiters (`deliver` with `wait`); carried across continue-as-new. */
+export const TURN_END_WINDOW = 256;
+
+/**
+ * A remembered id in a snapshot: `[id, lane, seq?, turn?, discarded?]` — the seq of its insertion splice (null for
+ * ids a pre-step listener added), the turn that claimed it (null until claimed), 1 if a cancel discarded it.
+ * Snapshots written before these fields existed hold `[id, lane]`.
+ */
+export type RecentTuple = [string, Lane, ...(number | null)[]];
+
+interface Remembered {
+  lane: Lane;
+  seq?: number;
+  turn?: number;
+  discarded?: true;
+}
+
+/** Where a delivered message is in its life, for a caller waiting on it. */
+export type MessageOutcome =
+  | { status: 'pending' }
+  | { status: 'discarded' }
+  | { status: 'running'; turn: number }
+  | { status: 'ended'; turn: number; reason: TurnEndReason; seq: number; answer?: string };
 
 export type SessionStatus = 'idle' | 'running' | 'disposed';
 
@@ -45,7 +76,9 @@ export interface SessionSnapshot {
    * Accepted ids, oldest first, with the lane that accepted them and the seq of the splice that inserted them
    * (absent for ids a pre-step listener added, and in snapshots written before receipts carried a seq).
    */
-  recent: ([string, Lane] | [string, Lane, number])[];
+  recent: RecentTuple[];
+  /** The most recent turn ends (at most TURN_END_WINDOW), for callers that wait for a message's turn. */
+  turnEnds?: [turn: number, reason: TurnEndReason, seq: number, answer: string | null][];
   refused: number;
   lastRefusal?: string;
   /** Set while a cancel of the running turn is in progress (first cause wins). */
@@ -99,7 +132,10 @@ export class SessionCore {
   readonly log: SessionEvent[] = [];
   readonly transcript: TranscriptState;
   private readonly s: SessionSnapshot;
-  private readonly recentLanes: Map<string, { lane: Lane; seq?: number }>;
+  private readonly recentLanes: Map<string, Remembered>;
+  private readonly turnEnds: Map<number, { reason: TurnEndReason; seq: number; answer?: string }>;
+  /** Text of the last assistant message of the open turn (the answer a waiter gets). */
+  private answer: string | undefined;
 
   constructor(
     private readonly deps: SessionCoreDeps,
@@ -107,19 +143,28 @@ export class SessionCore {
     transcript: TranscriptState = emptyTranscript(),
   ) {
     this.s = structuredCloneJson(snapshot);
-    this.recentLanes = new Map(
-      this.s.recent.map(([id, lane, seq]) => [id, seq === undefined ? { lane } : { lane, seq }]),
+    this.recentLanes = new Map(this.s.recent.map((tuple) => [tuple[0], fromTuple(tuple)]));
+    this.turnEnds = new Map(
+      (this.s.turnEnds ?? []).map(([turn, reason, seq, answer]) => [
+        turn,
+        { reason, seq, ...(answer !== null ? { answer } : {}) },
+      ]),
     );
+    delete this.s.turnEnds;
     this.transcript = transcript;
   }
 
   // ---- reading ----
 
   get snapshot(): SessionSnapshot {
-    const recent = [...this.recentLanes].map(([id, { lane, seq }]): SessionSnapshot['recent'][number] =>
-      seq === undefined ? [id, lane] : [id, lane, seq],
-    );
-    return { ...structuredCloneJson(this.s), recent };
+    const recent = [...this.recentLanes].map(([id, r]) => toTuple(id, r));
+    const turnEnds = [...this.turnEnds].map(([turn, e]): NonNullable<SessionSnapshot['turnEnds']>[number] => [
+      turn,
+      e.reason,
+      e.seq,
+      e.answer ?? null,
+    ]);
+    return { ...structuredCloneJson(this.s), recent, ...(turnEnds.length ? { turnEnds } : {}) };
   }
   get inbox(): Inbox {
     return this.s.inbox;
@@ -187,6 +232,20 @@ export class SessionCore {
     };
   }
 
+  /**
+   * Where an accepted message is in its life: pending, discarded by a cancel, in a running turn, or in a turn that
+   * ended (with that turn's end reason and answer). Undefined for an id outside the recent window.
+   */
+  outcomeOf(id: string): MessageOutcome | undefined {
+    const seen = this.recentLanes.get(id);
+    if (!seen) return undefined;
+    if (seen.discarded) return { status: 'discarded' };
+    if (seen.turn === undefined) return { status: 'pending' };
+    const ended = this.turnEnds.get(seen.turn);
+    if (ended) return { status: 'ended', turn: seen.turn, ...ended };
+    return { status: 'running', turn: seen.turn };
+  }
+
   // ---- delivery (rules 1–9, 30) ----
 
   /**
@@ -224,6 +283,7 @@ export class SessionCore {
     this.s.step = 0;
     this.s.turnOpen = true;
     this.s.canceling = undefined;
+    this.answer = undefined;
     this.append({ type: 'turn/start', data: { turn: this.s.turn } });
     return this.s.turn;
   }
@@ -235,6 +295,7 @@ export class SessionCore {
   claim(boundary: 'turn' | 'step'): UserMessage[] {
     this.requireTurn('claim');
     const batch: UserMessage[] = [...this.s.inbox.nextStep];
+    for (const m of batch) this.mark(m.id, { turn: this.s.turn });
     const stepClaim = claimSplice(this.s.inbox, 'next-step', this.s.inbox.nextStep.length);
     if (stepClaim) this.splice(stepClaim);
     this.s.wakingIds = [];
@@ -243,6 +304,7 @@ export class SessionCore {
       const turnClaim = claimSplice(this.s.inbox, 'next-turn', 1);
       if (first && turnClaim) {
         batch.push(first);
+        this.mark(first.id, { turn: this.s.turn });
         this.splice(turnClaim);
       }
     }
@@ -262,6 +324,7 @@ export class SessionCore {
       this.append({ type: 'user/message', data: { message } });
       // Messages a pre-step listener added were never delivered: remember them so their ids stay unique (rule 4).
       if (!this.recentLanes.has(message.id)) this.remember(message.id, 'inject');
+      this.mark(message.id, { turn: this.s.turn });
     }
     return this.s.step;
   }
@@ -277,6 +340,8 @@ export class SessionCore {
     const data: EventDataMap['assistant/message'] = { turn: this.s.turn, step: this.s.step, message };
     if (extra.usage) data.usage = extra.usage;
     if (extra.interrupted) data.interrupted = true;
+    const text = message.content.map((b) => b.text).join('');
+    if (text) this.answer = text;
     this.append({ type: 'assistant/message', data });
   }
 
@@ -314,6 +379,15 @@ export class SessionCore {
     this.s.turnOpen = false;
     if (reason.kind === 'blocked' || reason.kind === 'error') this.s.suspended = true;
     this.s.canceling = undefined;
+    this.turnEnds.set(this.s.turn, {
+      reason,
+      seq: this.s.nextSeq,
+      ...(this.answer !== undefined ? { answer: this.answer } : {}),
+    });
+    for (const old of this.turnEnds.keys()) {
+      if (this.turnEnds.size <= TURN_END_WINDOW) break;
+      this.turnEnds.delete(old);
+    }
     this.append({ type: 'turn/end', data: { turn: this.s.turn, reason } });
   }
 
@@ -327,6 +401,7 @@ export class SessionCore {
   cancel(cause: CancelCause, keepInbox: boolean): boolean {
     if (!keepInbox) {
       for (const target of ['next-step', 'next-turn'] as const) {
+        for (const m of listOf(this.s.inbox, target)) this.mark(m.id, { discarded: true });
         const splice = cancelSplice(this.s.inbox, target);
         if (splice) this.splice(splice);
       }
@@ -353,6 +428,12 @@ export class SessionCore {
   }
 
   /** Remembers an accepted id; the oldest fall out of the window, but never one still pending. */
+  /** Adds what happened to a remembered id (claimed in a turn, discarded). */
+  private mark(id: string, what: { turn?: number; discarded?: true }): void {
+    const seen = this.recentLanes.get(id);
+    if (seen) Object.assign(seen, what);
+  }
+
   private remember(id: string, lane: Lane, seq?: number): void {
     this.recentLanes.set(id, seq === undefined ? { lane } : { lane, seq });
     if (this.recentLanes.size <= RECENT_ID_WINDOW) return;
@@ -379,6 +460,20 @@ export class SessionCore {
     this.requireTurn(what);
     if (!this.s.stepOpen) throw new SessionStateError(`${what} outside a step (turn ${this.s.turn})`);
   }
+}
+
+function fromTuple([, lane, seq, turn, discarded]: RecentTuple): Remembered {
+  const r: Remembered = { lane };
+  if (typeof seq === 'number') r.seq = seq;
+  if (typeof turn === 'number') r.turn = turn;
+  if (discarded === 1) r.discarded = true;
+  return r;
+}
+
+function toTuple(id: string, r: Remembered): RecentTuple {
+  if (r.discarded) return [id, r.lane, r.seq ?? null, r.turn ?? null, 1];
+  if (r.turn !== undefined) return [id, r.lane, r.seq ?? null, r.turn];
+  return r.seq === undefined ? [id, r.lane] : [id, r.lane, r.seq];
 }
 
 function structuredCloneJson<T>(value: T): T {

@@ -44,17 +44,23 @@ export function transcriptLength(state: TranscriptState): number {
  * Rolling hash of a transcript: hash(prefix + entry) from hash(prefix) and the entry's JSON. A 53-bit string hash
  * (cyrb53), as hex; deterministic, no Node built-ins, so the workflow and the activities compute the same value.
  */
+/**
+ * `Math.imul`, read once. Inside the workflow sandbox every `Math.imul` lookup goes through the sandbox's guarded
+ * globals, which made this hash ~55× slower there than outside (1.7 ms per step); a module-level binding avoids it.
+ */
+const imul = Math.imul;
+
 export function extendHash(previous: string, entry: TranscriptEntry): string {
   const text = `${previous}|${JSON.stringify(entry)}`;
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
+    h1 = imul(h1 ^ ch, 2654435761);
+    h2 = imul(h2 ^ ch, 1597334677);
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  h1 = imul(h1 ^ (h1 >>> 16), 2246822507) ^ imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = imul(h2 ^ (h2 >>> 16), 2246822507) ^ imul(h1 ^ (h1 >>> 13), 3266489909);
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
 }
 

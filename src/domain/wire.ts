@@ -3,6 +3,7 @@
  * as zod schemas. Pure. These are the only shapes accepted from outside; each error names the field.
  */
 import { z } from 'zod';
+import type { TurnEndReason } from './events';
 import { MessageInputSchema } from './messages';
 import { NameSchema } from './names';
 
@@ -111,8 +112,16 @@ export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;
 export const LaneSignalSchema = z.strictObject({ message: MessageInputSchema });
 export type LaneSignal = z.infer<typeof LaneSignalSchema>;
 
-/** `deliver` update argument (wire). */
-export const DeliverInputSchema = z.strictObject({ lane: LaneSchema, message: MessageInputSchema });
+/** Longest a `deliver` may wait for the end of its message's turn. */
+export const MAX_WAIT_MS = 3_600_000;
+export const DEFAULT_WAIT_MS = 600_000;
+
+/** `deliver` update argument (wire). With `wait`, the update completes when the message's turn has ended. */
+export const DeliverInputSchema = z.strictObject({
+  lane: LaneSchema,
+  message: MessageInputSchema,
+  wait: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAIT_MS).optional() }).optional(),
+});
 export type DeliverInput = z.infer<typeof DeliverInputSchema>;
 
 /** `deliver` update result (wire). */
@@ -126,7 +135,14 @@ export interface DeliveryReceipt {
    * accepted by a version before receipts carried it.
    */
   seq?: number;
+  /** With `wait`: how the message's turn went (or that a cancel discarded the message before it entered one). */
+  outcome?: WaitOutcome;
 }
+
+/** What a waiting `deliver` returns (wire). `answer` is the text of the turn's last assistant message. */
+export type WaitOutcome =
+  | { status: 'discarded' }
+  | { status: 'ended'; turn: number; reason: TurnEndReason; seq: number; answer?: string };
 
 /** `cancel` signal argument (wire). */
 export const CancelCauseSchema = z.discriminatedUnion('kind', [

@@ -27,7 +27,13 @@ import {
 import { SessionDriver, SessionRefusal, type CarriedSession } from '../domain/driver';
 import { eventsPage, modelContextPage } from '../domain/pages';
 import { describeZodIssue } from '../domain/util';
-import { SessionConfigSchema, type DeliveryReceipt, type SessionConfig } from '../domain/wire';
+import {
+  DEFAULT_WAIT_MS,
+  SessionConfigSchema,
+  type DeliverInput,
+  type DeliveryReceipt,
+  type SessionConfig,
+} from '../domain/wire';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
 
 export type { AgentSessionOptions, CarriedSession };
@@ -58,6 +64,8 @@ class SessionWorkflow {
   /** Where this run's log starts, and the run that holds what came before. */
   private readonly firstSeq: number;
   private readonly previousRunId: string | undefined;
+  /** Message ids of deliveries waiting for their message's turn to end (an id may be waited on twice). */
+  private readonly waiting: string[] = [];
 
   constructor(
     private readonly config: SessionConfig,
@@ -90,8 +98,10 @@ class SessionWorkflow {
 
   /** Continues as new once every handler has finished, if the driver still says this is a quiet point. */
   private async continueAsNew(): Promise<void> {
-    await condition(allHandlersFinished);
-    if (!this.driver.canContinueAsNew()) return;
+    // A waiting delivery is a handler that lasts until its message's turn ends. Those whose turn has ended finish
+    // now; one still waiting for a later turn keeps this run (the next quiet point tries again).
+    await condition(() => allHandlersFinished() || this.waitingForLaterTurn());
+    if (this.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
     await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
       this.config,
       this.driver.carry(this.info.runId),
@@ -142,7 +152,37 @@ class SessionWorkflow {
           });
       }
     }
-    return asFailure(() => this.driver.deliver(raw));
+    const receipt = asFailure(() => this.driver.deliver(raw));
+    const wait = (raw as DeliverInput).wait;
+    return wait ? this.waitForTurn(receipt, wait.timeoutMs ?? DEFAULT_WAIT_MS) : receipt;
+  }
+
+  /**
+   * Completes a waiting delivery when its message's turn has ended. While a waiter waits the session does not
+   * continue as new (the quiet point comes again after the next turn), so the wait never spans two runs.
+   */
+  private waitingForLaterTurn(): boolean {
+    return this.waiting.some((id) => this.driver.waitOutcome(id) === undefined);
+  }
+
+  private async waitForTurn(receipt: DeliveryReceipt, timeoutMs: number): Promise<DeliveryReceipt> {
+    this.waiting.push(receipt.messageId);
+    try {
+      const ended = await condition(
+        () => this.driver.waitOutcome(receipt.messageId) !== undefined,
+        timeoutMs,
+      );
+      if (!ended)
+        throw ApplicationFailure.create({
+          type: FailureTypes.TurnWaitTimeout,
+          nonRetryable: true,
+          message: `message ${receipt.messageId} was accepted, but its turn did not end within ${timeoutMs} ms`,
+          details: [receipt],
+        });
+      return { ...receipt, outcome: this.driver.waitOutcome(receipt.messageId)! };
+    } finally {
+      this.waiting.splice(this.waiting.indexOf(receipt.messageId), 1);
+    }
   }
 }
 

@@ -129,6 +129,8 @@ describe('bad arguments', () => {
       () => expectUsageError(['replay'], /missing <files…>/),
       () => expectUsageError(['replay', path.join(tmp, 'missing.json')], /no such file/),
       () => expectUsageError(['dev', 'extra'], /unexpected argument "extra"/),
+      () => expectUsageError(['ask', 's', 'hi', '--lane', 'inject'], /invalid --lane "inject"/),
+      () => expectUsageError(['ask', 's', 'hi', '--timeout', '0'], /invalid --timeout "0"/),
     ]);
   });
 
@@ -391,6 +393,27 @@ describe('a session driven by the CLI', () => {
     expect(kept.stdout).toBe(`cancel sent to session ${id} (keeping the inbox)\n`);
     await settle(sessions, id, 2);
     expect((await sessions.state(id)).pending.nextStep).toHaveLength(1);
+    await run('dispose', id);
+  });
+});
+
+describe('ask', () => {
+  it('prints the answer of the turn its message started (one update, no polling); exit 1 when that turn failed', async () => {
+    const id = newId('cli-ask');
+    const script = JSON.stringify([{ text: 'forty-two' }, { fail: 'the model broke' }]);
+    expect((await run('start', id, '--script', script)).code).toBe(0);
+    expect(await run('ask', id, 'what', 'is', 'it?')).toMatchObject({
+      code: 0,
+      stdout: 'forty-two\n',
+      stderr: '',
+    });
+    const failed = await run('ask', id, 'again', '--json', '--id', 'ask-2');
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      messageId: 'ask-2',
+      outcome: { status: 'ended', turn: 2, reason: { kind: 'error', error: { code: 'SCRIPTED_FAILURE' } } },
+    });
+    expect(failed.stderr).toBe('agent-sessions ask: turn 2 ended error: SCRIPTED_FAILURE the model broke\n');
     await run('dispose', id);
   });
 });

@@ -463,3 +463,42 @@ describe('reported domain bugs', () => {
     expect(core.accept('followup', user('X')).accepted).toBe(false);
   });
 });
+
+describe('message outcomes (what a waiting deliver returns)', () => {
+  it('follows a message from pending to its turn, which ends with its reason, seq and last answer', () => {
+    const core = newCore();
+    core.accept('followup', user('P'));
+    core.accept('followup', user('Q'));
+    expect(core.outcomeOf('P')).toEqual({ status: 'pending' });
+    expect(core.outcomeOf('nope')).toBeUndefined();
+    core.openTurn();
+    core.claim('turn');
+    expect(core.outcomeOf('P')).toEqual({ status: 'running', turn: 1 });
+    expect(core.outcomeOf('Q')).toEqual({ status: 'pending' });
+    core.startStep([user('P')]);
+    core.assistant({ id: 'a1', role: 'assistant', content: [{ type: 'text', text: 'first' }] });
+    core.assistant({ id: 'a2', role: 'assistant', content: [{ type: 'text', text: 'the answer' }] });
+    core.endTurn({ kind: 'completed' });
+    expect(core.outcomeOf('P')).toEqual({
+      status: 'ended',
+      turn: 1,
+      reason: { kind: 'completed' },
+      seq: core.lastSeq,
+      answer: 'the answer',
+    });
+    // Carried across continue-as-new with the snapshot.
+    const next = new SessionCore({ now: () => 0 }, core.snapshot);
+    expect(next.outcomeOf('P')).toEqual(core.outcomeOf('P'));
+    expect(next.outcomeOf('Q')).toEqual({ status: 'pending' });
+    next.cancel({ kind: 'user' }, false);
+    expect(next.outcomeOf('Q')).toEqual({ status: 'discarded' });
+    expect(new SessionCore({ now: () => 0 }, next.snapshot).outcomeOf('Q')).toEqual({ status: 'discarded' });
+  });
+
+  it('reads snapshots written before outcomes and receipt seqs existed', () => {
+    const old = { ...initialSnapshot(), recent: [['P', 'followup']] as [string, 'followup'][] };
+    const core = new SessionCore({ now: () => 0 }, old);
+    expect(core.receiptOf('P')).toEqual({ messageId: 'P', lane: 'followup', duplicate: true });
+    expect(core.outcomeOf('P')).toEqual({ status: 'pending' });
+  });
+});

@@ -46,7 +46,7 @@ export function laneCommand(lane: Lane): Command {
   };
 }
 
-function messageFrom(lane: Lane, p: Parsed): MessageInput {
+export function messageFrom(lane: Lane, p: Parsed): MessageInput {
   const words = p.positionals.slice(1);
   if (!words.length) throw new UsageError('missing <text>');
   const content =
