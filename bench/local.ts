@@ -13,7 +13,7 @@
  *   ratio of the means; model-step latency as the worker's activities saw it.
  * No figure here is asserted anywhere: machines are noisy. BENCH_QUICK=1 runs one round of each set.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -289,6 +289,7 @@ async function main(): Promise<void> {
     await nativeConnection.close();
     await server.stop();
     await disposeLocalModels();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 
   const sum = (f: (a: (typeof accuracy)[number]) => number) => accuracy.reduce((n, a) => n + f(a), 0);

@@ -38,10 +38,10 @@ NAMESPACE_RETENTION="168h"
 PROJECT_SEARCH_ATTRIBUTES=""
 
 offset="${AGENT_SESSIONS_CLUSTER_PORT_OFFSET:-10000}"
-[[ "$offset" =~ ^[0-9]+$ ]] && ((offset <= 50000)) || {
+if ! [[ "$offset" =~ ^[0-9]+$ ]] || ((offset > 50000)); then
   echo "cluster: AGENT_SESSIONS_CLUSTER_PORT_OFFSET must be a number from 0 to 50000" >&2
   exit 2
-}
+fi
 SERVICES=(frontend history matching worker)
 declare -A ROLE=([frontend]=1 [history]=2 [matching]=3 [worker]=4)
 declare -A GRPC_PORT=([frontend]=$((7233 + offset)) [history]=$((7234 + offset)) [matching]=$((7235 + offset)) [worker]=$((7239 + offset)))
@@ -156,8 +156,9 @@ find_postgres() {
 }
 
 install_postgres() {
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 ||
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     die "PostgreSQL ${POSTGRES_MAJOR} not found: install it (Debian: apt-get install postgresql) or set AGENT_SESSIONS_PG_BIN"
+  fi
   say "installing Debian's postgresql (PostgreSQL ${POSTGRES_MAJOR}) with apt-get"
   # The package would create and start a cluster of its own on port 5432; this one is not wanted.
   if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
@@ -214,6 +215,15 @@ port_busy() {
   (exec 3<>"/dev/tcp/${HOST}/$1") 2>/dev/null
 }
 
+# Stops `up` when $1 is taken, naming the process that holds it when ss(8) can tell (e.g. a service of an earlier
+# cluster whose state folder was deleted while it ran).
+die_if_port_busy() {
+  port_busy "$1" || return 0
+  local holder
+  holder="$(ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:(([^)]*))' | head -n1 || true)"
+  die "port $1 ($2) is taken by another program${holder:+ (${holder})}; stop it, or set AGENT_SESSIONS_CLUSTER_PORT_OFFSET"
+}
+
 postgres_up() {
   find_postgres || install_postgres
   pg_setup_user
@@ -248,7 +258,7 @@ EOF
   if pg_running; then
     say "postgres: running (port ${PG_PORT})"
   else
-    ! port_busy "$PG_PORT" || die "port ${PG_PORT} is taken by another program (set AGENT_SESSIONS_CLUSTER_PORT_OFFSET)"
+    die_if_port_busy "$PG_PORT" postgres
     local start
     start=$(date +%s)
     as_pg "${pg_bin}/pg_ctl" -D "$pgdata" -l "$pglog" -w -t 60 start >/dev/null 9>&- ||
@@ -371,13 +381,14 @@ start_service() {
   local s="$1" log="${logdir}/$1.log" pidf
   pidf="$(pid_file "$s")"
   for port in "${GRPC_PORT[$s]}" "${MEMBERSHIP_PORT[$s]}"; do
-    ! port_busy "$port" || die "port ${port} (${s}) is taken by another program (set AGENT_SESSIONS_CLUSTER_PORT_OFFSET)"
+    die_if_port_busy "$port" "$s"
   done
   rm -f "$pidf"
   echo "--- $(date -u +%FT%TZ) started by scripts/cluster.sh" >>"$log"
   # Its own session (setsid): the service outlives the shell or test that ran `up`. The shell writes its pid, then
   # execs the server, so the pid is the server's. Global flags go before `start` (after it they are ignored, exit 0).
   # 9>&-: the service must not inherit the lock of `up`.
+  # shellcheck disable=SC2016 # expanded by the inner shell
   setsid bash -c 'cd "$1" && echo $$ >"$2" && shift 2 && exec "$@"' _ "$dir" "$pidf" \
     "$server_bin" --root "$dir" --config config --env "$s" --allow-no-auth start --service="$s" \
     >>"$log" 2>&1 </dev/null 9>&- &
@@ -399,7 +410,22 @@ services_up() {
       start_service "$s"
       started+=("$s")
       say "${s}: started (pid $(cat "$(pid_file "$s")"), grpc ${HOST}:${GRPC_PORT[$s]}, log ${logdir}/${s}.log)"
+      wait_cluster_metadata "$s"
     fi
+  done
+}
+
+# On a fresh database every process tries to insert the cluster's metadata row at start, and all but one fail
+# ("Failed to apply cluster metadata", exit): the first process writes it alone, the others start after.
+wait_cluster_metadata() {
+  local deadline=$(($(date +%s) + 60))
+  until [ "$(psql_admin -d temporal -tAc "SELECT count(*) FROM cluster_metadata_info")" != 0 ]; do
+    [ -n "$(service_pid "$1")" ] || {
+      tail -n 20 "${logdir}/$1.log" >&2
+      die "$1 exited before it wrote the cluster metadata (log: ${logdir}/$1.log)"
+    }
+    (($(date +%s) < deadline)) || die "$1 did not write the cluster metadata within 60 s (log: ${logdir}/$1.log)"
+    sleep 0.1
   done
 }
 
@@ -451,10 +477,13 @@ wait_ready() {
     say "membership: ${started[*]} joined ($(elapsed "$start"))"
   fi
 
-  until temporal_cli operator namespace describe -n "$NAMESPACE" >/dev/null 2>&1 ||
-    last="$(temporal_cli operator namespace create -n "$NAMESPACE" --retention "$NAMESPACE_RETENTION" 2>&1)"; do
+  until temporal_cli operator namespace describe -n "$NAMESPACE" >/dev/null 2>&1; do
+    if last="$(temporal_cli operator namespace create -n "$NAMESPACE" --retention "$NAMESPACE_RETENTION" 2>&1)"; then
+      say "namespace ${NAMESPACE} registered (retention ${NAMESPACE_RETENTION})"
+      continue
+    fi
     check_alive
-    (($(date +%s) < deadline)) || die "namespace ${NAMESPACE} could not be created within ${timeout} s: ${last}"
+    (($(date +%s) < deadline)) || die "namespace ${NAMESPACE} could not be registered within ${timeout} s: ${last}"
     sleep 0.5
   done
   local attributes existing
@@ -483,7 +512,8 @@ wait_ready() {
 # start, signal, terminate and delete a probe workflow (history, matching, persistence). A fresh id per attempt. Runs
 # in a condition (`until`), where set -e is off: every step is chained.
 probe() {
-  local id="cluster-probe-$(date +%s%N)"
+  local id
+  id="cluster-probe-$(date +%s%N)"
   temporal_cli task-queue describe -n "$NAMESPACE" --task-queue cluster-probe >/dev/null &&
     temporal_cli workflow start -n "$NAMESPACE" --type ClusterProbe --task-queue cluster-probe -w "$id" >/dev/null &&
     temporal_cli workflow signal -n "$NAMESPACE" -w "$id" --name probe >/dev/null &&

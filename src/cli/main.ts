@@ -9,6 +9,7 @@ import type { Command } from './command';
 import { askCommand } from './commands/ask';
 import { cancelCommand, disposeCommand } from './commands/cancel';
 import { laneCommand } from './commands/deliver';
+import { listCommand } from './commands/list';
 import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
@@ -30,6 +31,7 @@ const LIST: Command[] = [
   askCommand,
   cancelCommand,
   disposeCommand,
+  listCommand,
   watchCommand,
   eventsCommand,
   stateCommand,

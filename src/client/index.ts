@@ -12,7 +12,9 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Connection,
+  type WorkflowExecutionInfo,
 } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import {
   cancelSignal,
   DEFAULT_TASK_QUEUE,
@@ -29,6 +31,7 @@ import {
   type EventsPage,
   type TranscriptView,
 } from '../contract';
+import { modelLabel, SEARCH_ATTRIBUTE_KEYS, SearchAttributes } from '../contract/searchAttributes';
 import type { SessionEvent } from '../domain/events';
 import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
@@ -71,6 +74,13 @@ export interface SessionClientOptions {
   workflowType?: string;
   /** How `deliver` retries transient failures (default: 5 attempts over about 1.5 s). */
   deliveryRetry?: Partial<DeliveryRetryPolicy>;
+  /**
+   * Whether sessions start with their search attributes (docs/protocol.md): `auto` (default) when the namespace has
+   * them registered — checked once per client, with one warning when it has not — or `off`.
+   */
+  searchAttributes?: 'auto' | 'off';
+  /** Where the one warning goes (default `console.warn`). */
+  warn?: (message: string) => void;
 }
 
 /** A message as callers pass it: a string is the content of a message with a fresh id. */
@@ -81,24 +91,67 @@ export class SessionClient {
   readonly taskQueue: string;
   readonly workflowType: string;
   private readonly deliveryRetry: DeliveryRetryPolicy;
+  private registered: Promise<boolean> | undefined;
+  private readonly warn: (message: string) => void;
 
-  constructor(opts: SessionClientOptions) {
+  constructor(private readonly opts: SessionClientOptions) {
     if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
     this.client =
       opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
     this.deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.deliveryRetry };
+    this.warn = opts.warn ?? ((m) => console.warn(m));
+  }
+
+  /** Whether the namespace has the session search attributes registered (asked once per client). */
+  searchAttributesRegistered(): Promise<boolean> {
+    if (this.opts.searchAttributes === 'off') return Promise.resolve(false);
+    this.registered ??= Promise.resolve()
+      .then(() =>
+        this.client.connection.operatorService.listSearchAttributes({
+          namespace: this.client.options.namespace,
+        }),
+      )
+      .then(
+        (r) => SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})),
+        () => false,
+      )
+      .then((ok) => {
+        if (!ok)
+          this.warn(
+            `agent-sessions: search attributes ${SEARCH_ATTRIBUTE_KEYS.map((k) => k.name).join(', ')} are not registered in namespace ${this.client.options?.namespace}; sessions run without them (not listed by \`agent-sessions list\`). The embedded dev server and scripts/cluster.sh register them; elsewhere: temporal operator search-attribute create (docs/operations.md).`,
+          );
+        return ok;
+      });
+    return this.registered;
+  }
+
+  /** The search attributes a session starts with, when the namespace has them. */
+  private async startAttributes(config: SessionConfig) {
+    if (!(await this.searchAttributesRegistered())) return {};
+    return {
+      typedSearchAttributes: [
+        { key: SearchAttributes.status, value: 'idle' },
+        { key: SearchAttributes.turn, value: 0 },
+        { key: SearchAttributes.pending, value: 0 },
+        { key: SearchAttributes.lastActivity, value: new Date() },
+        { key: SearchAttributes.model, value: modelLabel(config.model) },
+        { key: SearchAttributes.labels, value: config.labels ?? [] },
+      ] as SearchAttributePair[],
+    };
   }
 
   // ---- starting ----
 
   /** Starts a session (no message). Throws if a session with this id is already running. */
   async start(sessionId: string, config: SessionConfig = {}): Promise<void> {
+    const valid = validConfig(config);
     await this.client.workflow.start(this.workflowType, {
       workflowId: sessionId,
       taskQueue: this.taskQueue,
-      args: [validConfig(config)],
+      args: [valid],
+      ...(await this.startAttributes(valid)),
     });
   }
 
@@ -110,10 +163,12 @@ export class SessionClient {
     config: SessionConfig = {},
   ): Promise<string> {
     const input = validMessage(lane, message);
+    const valid = validConfig(config);
     await this.client.workflow.signalWithStart(this.workflowType, {
       workflowId: sessionId,
       taskQueue: this.taskQueue,
-      args: [validConfig(config)],
+      args: [valid],
+      ...(await this.startAttributes(valid)),
       signal: laneSignal(lane),
       signalArgs: [{ message: input }],
     });
@@ -132,6 +187,7 @@ export class SessionClient {
   ): Promise<DeliveryReceipt> {
     const input = validMessage(lane, message);
     const args = [validConfig(config)];
+    const attributes = await this.startAttributes(args[0]!);
     return this.deliverRetrying(sessionId, message, () =>
       this.client.workflow.executeUpdateWithStart(deliverUpdate, {
         args: [{ lane, message: input }],
@@ -140,6 +196,7 @@ export class SessionClient {
           workflowId: sessionId,
           taskQueue: this.taskQueue,
           args,
+          ...attributes,
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       }),
@@ -203,6 +260,38 @@ export class SessionClient {
 
   async dispose(sessionId: string): Promise<void> {
     await this.signal(sessionId, () => this.handle(sessionId).signal(disposeSignal, {}));
+  }
+
+  // ---- finding sessions (visibility) ----
+
+  /**
+   * Sessions matched by Temporal visibility, newest first, at most `limit` (default 50); `more` says whether there
+   * are others. By default only running sessions (not disposed); `status` filters by AgentSessionStatus,
+   * `label` / `model` by those attributes, `idleForMs` keeps idle sessions whose last activity is older, and `query`
+   * adds a raw visibility query (ANDed). Needs the search attributes registered (docs/operations.md).
+   */
+  async list(filters: SessionListFilters = {}): Promise<{ sessions: SessionRow[]; more: boolean }> {
+    const limit = filters.limit ?? 50;
+    const sessions: SessionRow[] = [];
+    let more = false;
+    for await (const info of this.client.workflow.list({ query: listQuery(this.workflowType, filters) })) {
+      if (sessions.length === limit) {
+        more = true;
+        break;
+      }
+      sessions.push(rowOf(info));
+    }
+    return { sessions, more };
+  }
+
+  /** The visibility row of one session (what `list` shows for it). */
+  async row(sessionId: string): Promise<SessionRow> {
+    try {
+      return rowOf(await this.handle(sessionId).describe());
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new SessionNotFoundError(sessionId);
+      throw err;
+    }
   }
 
   // ---- reading ----
@@ -385,6 +474,69 @@ export class SessionClient {
     if (status === 'RUNNING') return err;
     return new SessionNotFoundError(sessionId, `its workflow is ${status.toLowerCase()}`);
   }
+}
+
+export interface SessionListFilters {
+  status?: 'idle' | 'running' | 'disposed';
+  label?: string;
+  model?: string;
+  /** Idle sessions whose last activity is older than this. */
+  idleForMs?: number;
+  /** A raw visibility query, ANDed with the rest. */
+  query?: string;
+  limit?: number;
+}
+
+/** One session as visibility sees it (`agent-sessions list`). */
+export interface SessionRow {
+  id: string;
+  status: string;
+  turn?: number;
+  pending?: number;
+  model?: string;
+  labels: string[];
+  lastActivity?: string;
+  startTime: string;
+}
+
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** The visibility query of `list`. */
+export function listQuery(workflowType: string, f: SessionListFilters, now = Date.now()): string {
+  const parts = [`WorkflowType = ${quote(workflowType)}`];
+  if (f.status === 'disposed') parts.push(`ExecutionStatus != 'Running'`);
+  else parts.push(`ExecutionStatus = 'Running'`);
+  const status = f.idleForMs !== undefined ? 'idle' : f.status;
+  if (status && status !== 'disposed') parts.push(`${SearchAttributes.status.name} = ${quote(status)}`);
+  if (f.label !== undefined) parts.push(`${SearchAttributes.labels.name} = ${quote(f.label)}`);
+  if (f.model !== undefined) parts.push(`${SearchAttributes.model.name} = ${quote(f.model)}`);
+  if (f.idleForMs !== undefined)
+    parts.push(`${SearchAttributes.lastActivity.name} < ${quote(new Date(now - f.idleForMs).toISOString())}`);
+  if (f.query) parts.push(`(${f.query})`);
+  return parts.join(' AND ');
+}
+
+function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
+  const sa = info.typedSearchAttributes;
+  const running = info.status.name === 'RUNNING';
+  const turn = sa.get(SearchAttributes.turn);
+  const pending = sa.get(SearchAttributes.pending);
+  const model = sa.get(SearchAttributes.model);
+  const last = sa.get(SearchAttributes.lastActivity);
+  return {
+    id: info.workflowId,
+    status: running
+      ? (sa.get(SearchAttributes.status) ?? 'unknown')
+      : info.status.name === 'COMPLETED'
+        ? 'disposed'
+        : info.status.name.toLowerCase(),
+    ...(turn !== undefined ? { turn } : {}),
+    ...(pending !== undefined ? { pending } : {}),
+    ...(model !== undefined ? { model } : {}),
+    labels: sa.get(SearchAttributes.labels) ?? [],
+    ...(last !== undefined ? { lastActivity: last.toISOString() } : {}),
+    startTime: info.startTime.toISOString(),
+  };
 }
 
 /** Largest page the `events` query serves (it also stops at 1 MB of JSON). */

@@ -9,6 +9,7 @@
  * - `spawnDevServer`: a plain child process we own, with its own readiness wait (connect and describe the namespace
  *   until it works) and `stop({signal})`, so tests can SIGKILL it and start it again on the same file and port.
  */
+import { SEARCH_ATTRIBUTE_FLAGS } from '../contract/searchAttributes';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
@@ -145,6 +146,8 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
   args.push('--log-format', 'text', '--log-level', 'warn');
   for (const value of [...DEV_SERVER_DYNAMIC_CONFIG, ...DEV_SERVER_TUNING, ...(options.dynamicConfig ?? [])])
     args.push('--dynamic-config-value', value);
+  // The session search attributes, so `agent-sessions list` and the Temporal UI can find sessions.
+  for (const flag of SEARCH_ATTRIBUTE_FLAGS) args.push('--search-attribute', flag);
   if (dbFilename) args.push('--db-filename', dbFilename);
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');

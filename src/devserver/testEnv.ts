@@ -7,6 +7,7 @@
  * while a missing binary should say "run `npm run setup`". Pass `allowDownload: true` to let the SDK fetch one.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { SEARCH_ATTRIBUTE_KEYS } from '../contract/searchAttributes';
 import { resolveTemporalCli, resolveTestServer } from './binaries';
 import { DEV_SERVER_TUNING, devServerDbFilename } from './devServer';
 
@@ -40,6 +41,7 @@ export function createDevServerEnv(options: DevServerEnvOptions = {}): Promise<T
       executable,
       ip: '127.0.0.1',
       extraArgs: DEV_SERVER_TUNING.flatMap((value) => ['--dynamic-config-value', value]),
+      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
       port: options.port,
       namespace: options.namespace,
       dbFilename:

@@ -19,7 +19,7 @@ import type {
   Resolved,
   ToolDescriptor,
 } from './effects';
-import type { CancelCause, ErrorInfo, ToolCallInfo, TurnEndReason } from './events';
+import type { CancelCause, ErrorInfo, SessionEvent, ToolCallInfo, TurnEndReason } from './events';
 import { afterPreStep, afterStep, type StepOutcome } from './loop';
 import { makeUserMessage, USER_SOURCE } from './messages';
 import { SessionCore, type SessionSnapshot } from './session';
@@ -67,6 +67,8 @@ export interface DriverDeps {
   continueAsNewSuggested?(): boolean;
   /** Called for a refused signal payload (the workflow logs it). */
   onRefused?(lane: string, reason: string): void;
+  /** Called with every appended event (the workflow upserts its search attributes at boundaries). */
+  onEvent?(event: SessionEvent): void;
   /** Called when a turn fails for a reason that is not an outcome (a bug); the turn still closes. */
   onInternalError?(turn: number, err: unknown): void;
 }
@@ -111,7 +113,11 @@ export class SessionDriver {
       transcript.hash = carried.transcript.hash;
       transcript.previousRunId = carried.previousRunId;
     }
-    this.core = new SessionCore({ now: () => deps.now() }, carried?.snapshot, transcript);
+    this.core = new SessionCore(
+      { now: () => deps.now(), ...(deps.onEvent ? { onEvent: deps.onEvent } : {}) },
+      carried?.snapshot,
+      transcript,
+    );
     this.sent = carried?.sent ?? { count: 0, hash: transcript.hash };
   }
 

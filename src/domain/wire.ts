@@ -104,6 +104,17 @@ export const SessionConfigSchema = z.strictObject({
   maxParallelToolCalls: z.number().int().min(1).max(100).optional(),
   /** Events a run may log before it continues as new at the next quiet point (default 10,000). */
   continueAsNewAfterEvents: z.number().int().min(10).max(1_000_000).optional(),
+  /** Labels an operator filters sessions by (`AgentSessionLabels`; `agent-sessions list --label`). */
+  labels: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[A-Za-z0-9_.:=/@-]+$/, 'letters, digits and _ . : = / @ - only'),
+    )
+    .max(16)
+    .optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;

@@ -35,6 +35,7 @@ import {
   type SessionConfig,
 } from '../domain/wire';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
+import { Visibility } from './visibility';
 
 export type { AgentSessionOptions, CarriedSession };
 export { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../domain/driver';
@@ -72,6 +73,7 @@ class SessionWorkflow {
     options: AgentSessionOptions,
     carried?: CarriedSession,
   ) {
+    const visibility = new Visibility(() => this.driver.core);
     this.driver = new SessionDriver(
       config,
       {
@@ -81,6 +83,7 @@ class SessionWorkflow {
         continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
         onRefused: (lane, reason) => log.warn('refused a signal payload', { lane, reason }),
         onInternalError: (turn, err) => log.error('turn failed', { turn, error: String(err) }),
+        onEvent: (event) => visibility.onEvent(event),
       },
       carried,
     );

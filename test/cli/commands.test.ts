@@ -130,6 +130,8 @@ describe('bad arguments', () => {
       () => expectUsageError(['replay', path.join(tmp, 'missing.json')], /no such file/),
       () => expectUsageError(['dev', 'extra'], /unexpected argument "extra"/),
       () => expectUsageError(['ask', 's', 'hi', '--lane', 'inject'], /invalid --lane "inject"/),
+      () => expectUsageError(['list', '--status', 'sleepy'], /invalid --status "sleepy"/),
+      () => expectUsageError(['list', '--idle-for', '5 minutes'], /invalid --idle-for "5 minutes"/),
       () => expectUsageError(['ask', 's', 'hi', '--timeout', '0'], /invalid --timeout "0"/),
     ]);
   });
@@ -245,7 +247,8 @@ describe('a session driven by the CLI', () => {
     expect(readable.stdout).toMatch(/turn\/end 3 completed$/m);
 
     const state = await run('state', id);
-    expect(state.stdout).toBe(
+    // The session's visibility row (two lines: header and row), then the state.
+    expect(state.stdout.split('\n').slice(2).join('\n')).toBe(
       'status: idle\nturn: 3  step: 1\npending next-turn: (none)\npending next-step: (none)\nrefused signals: 0\n',
     );
     expect(JSON.parse((await run('state', id, '--json')).stdout)).toEqual(await sessions.state(id));
@@ -393,6 +396,43 @@ describe('a session driven by the CLI', () => {
     expect(kept.stdout).toBe(`cancel sent to session ${id} (keeping the inbox)\n`);
     await settle(sessions, id, 2);
     expect((await sessions.state(id)).pending.nextStep).toHaveLength(1);
+    await run('dispose', id);
+  });
+});
+
+describe('list', () => {
+  it('finds sessions by label as a table and as JSON lines; state shows the same row', async () => {
+    const label = `cli-${newId('l').slice(-8)}`;
+    const id = newId('cli-list');
+    await sessions.start(id, { labels: [label] });
+    await sessions.followup(id, 'hello');
+    await settle(sessions, id);
+    const json = await waitUntil(
+      () => run('list', '--label', label, '--json'),
+      (r) => r.stdout.includes('"turn":1'),
+      'the session in visibility',
+    );
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      id,
+      status: 'idle',
+      turn: 1,
+      pending: 0,
+      model: 'default',
+      labels: [label],
+    });
+    const table = await run('list', '--label', label);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+TURN\s+PENDING\s+MODEL\s+LAST ACTIVITY\s+AGE$/);
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 5))).toEqual([
+      [id, 'idle', '1', '0', 'default'],
+    ]);
+    expect((await run('list', '--label', label, '--status', 'running')).stdout).toBe('no sessions match\n');
+    const state = await run('state', id);
+    const stateLines = state.stdout.split('\n');
+    expect(stateLines[0]).toMatch(/^ID\s+STATUS/);
+    expect(stateLines[1]!.split(/\s{2,}/).slice(0, 5)).toEqual([id, 'idle', '1', '0', 'default']);
+    expect(stateLines[2]).toBe('status: idle');
     await run('dispose', id);
   });
 });

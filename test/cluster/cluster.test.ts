@@ -20,6 +20,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -247,6 +248,27 @@ async function resendRefused(id: string, sent: Sent[]): Promise<void> {
   }
 }
 
+/**
+ * Resolves with the time when a TCP connect to 127.0.0.1:`port` is first refused (polled every 5 ms: the outage
+ * lasts a fraction of a second), or with undefined once `gaveUp()` holds.
+ */
+async function portClosed(port: number, gaveUp: () => boolean): Promise<number | undefined> {
+  while (!gaveUp()) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      const done = (ok: boolean) => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.once('connect', () => done(true));
+      socket.once('error', () => done(false));
+    });
+    if (!open) return Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return undefined;
+}
+
 /** Rule 32: nothing doubled — one user/message per message id, one assistant/message per step, one result per call. */
 function expectNothingDoubled(events: readonly SessionEvent[]): void {
   const userIds = events.flatMap((e) => (e.type === 'user/message' ? [e.data.message.id] : []));
@@ -458,10 +480,16 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
       const id = await startSlowSession('cluster-pg-restart', 'answer after the database restart');
       await runningActivity(id, 'modelStep');
       const restartAt = Date.now();
-      const restarted = cluster('restart-postgres').then(() => Date.now() - restartAt);
-      // Sent while the restart runs: the database goes down at once and is back within about a second.
+      let restartMs: number | undefined;
+      const restarted = cluster('restart-postgres').then(() => {
+        restartMs = Date.now() - restartAt;
+      });
+      // The messages go out once the database is seen down (its port refuses connections); it is back within
+      // about a second (crash recovery after the immediate stop).
+      const downAfterMs = await portClosed(Number(clusterEnv.POSTGRES_PORT), () => restartMs !== undefined);
+      expect(downAfterMs, 'PostgreSQL seen down before the restart finished').toBeDefined();
       const { sent, answered } = sendWhileDown(id, 'postgres-down', restartAt);
-      const restartMs = await restarted;
+      await restarted;
       await answered;
       await resendRefused(id, sent);
       const events = await settle(id, 1 + sent.length);
@@ -478,6 +506,7 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
       figures.postgresRestart = {
         modelAttempts: (await activityStarts(id, 'modelStep')).map((s) => s.attempt),
         restartCommandMs: restartMs,
+        seenDownAfterMs: downAfterMs! - restartAt,
         interruptedTurnEndedAfterRestartMs: firstTurnEndAfter(events, restartAt),
         allTurnsDoneAfterRestartMs: recoveredAfterMs,
         sentWhileDown: sent,

@@ -259,10 +259,16 @@ describe.skipIf(!installed)('a real model (local provider) drives durable sessio
     expect(events.indexOf(results[0]!)).toBeLessThan(events.indexOf(answers[1]!));
     for (const a of answers) expect(a.data.usage?.outputTokens).toBeGreaterThan(0);
 
-    // What the model saw in step 2: the question from the user, then the call and its result from the tool.
+    // What the model saw in step 2: the question from the user, its call, the result from the tool, then only
+    // tool context (the clock leaves a card from plugin:clock), and last its answer.
     const transcript = await sessions.transcript(id);
-    const roles = transcript.messages.map((m) => m.role);
-    expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    const entries = transcript.messages;
+    expect(entries.slice(0, 3).map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(entries[0]).toMatchObject({ role: 'user', source: { kind: 'user' } });
+    expect(entries[2]).toMatchObject({ role: 'tool', callId: calls[0]!.data.callId });
+    for (const context of entries.slice(3, -1))
+      expect(context).toMatchObject({ role: 'user', source: { kind: 'plugin', plugin: 'clock' } });
+    expect(entries.at(-1)!.role).toBe('assistant');
   });
 
   it('a worker killed with SIGKILL during generation: the model activity is retried; one assistant/message for the step', async () => {
@@ -350,8 +356,8 @@ describe.skipIf(!installed)('a real model (local provider) drives durable sessio
     expect(step2).toBeLessThan(events.indexOf(steer));
     expect(events.indexOf(steer)).toBeLessThan(events.indexOf(answer2));
     // The model saw it: in the transcript the steer follows the tool result, with its source.
-    const transcript = await sessions.transcript(id);
-    const last = transcript.messages.map((m) => m.role);
-    expect(last.slice(0, 4)).toEqual(['user', 'assistant', 'tool', 'user']);
+    const entries = (await sessions.transcript(id)).messages;
+    expect(entries.slice(0, 4).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+    expect(entries[3]).toMatchObject({ id: 'm-steer', source: { kind: 'user' } });
   });
 });

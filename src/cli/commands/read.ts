@@ -5,6 +5,7 @@ import type { TranscriptEntry } from '../../domain/transcript';
 import { boolOpt, intOpt, positionals, sessionIdArg, sourceLabel } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
+import { sessionTable } from './list';
 import { reasonText } from '../render';
 
 export const eventsCommand: Command = {
@@ -44,6 +45,9 @@ export const stateCommand: Command = {
         out(JSON.stringify(state));
         return 0;
       }
+      // The same row `list` shows, when the session has its search attributes.
+      const row = await sessions.row(sessionId);
+      if (row.turn !== undefined) out(sessionTable([row]));
       out(`status: ${state.status}`);
       out(`turn: ${state.turn}  step: ${state.step}`);
       out(`pending next-turn: ${list(state.pending.nextTurn)}`);

@@ -1,0 +1,125 @@
+/**
+ * `agent-sessions list`: sessions found through Temporal visibility (their search attributes), as a table or JSON
+ * lines. Filters: status, label, model, idle for more than a duration, a raw visibility query. The table is drawn
+ * by cli-table3 without borders, like other operator CLIs print lists.
+ */
+import Table from 'cli-table3';
+import type { SessionRow } from '../../client';
+import { boolOpt, intOpt, stringOpt } from '../args';
+import { out, type Command } from '../command';
+import { withSessions } from '../connect';
+import { UsageError } from '../errors';
+
+const STATUSES = ['idle', 'running', 'disposed'] as const;
+
+export const listCommand: Command = {
+  name: 'list',
+  summary: 'list sessions (Temporal visibility): id, status, turn, pending, model, last activity, age',
+  usage:
+    'agent-sessions list [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--limit N] [--json]',
+  details: [
+    'options:',
+    '  --status S       idle, running or disposed (default: every session not disposed)',
+    '  --label L        sessions started with this label (SessionConfig.labels)',
+    '  --model M        by model: scripted, local, openai:gpt-4o-mini, default (none named), …',
+    '  --idle-for D     idle sessions whose last activity is older than D (e.g. 90s, 15m, 2h, 1d)',
+    '  --query Q        a raw Temporal visibility query, ANDed with the rest',
+    '  --limit N        at most N sessions, newest first (default 50)',
+    '  --json           one JSON object per session',
+  ].join('\n'),
+  options: {
+    status: { type: 'string' },
+    label: { type: 'string' },
+    model: { type: 'string' },
+    'idle-for': { type: 'string' },
+    query: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  connects: true,
+  async run(p) {
+    if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+    const status = stringOpt(p, 'status');
+    if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+      throw new UsageError(`invalid --status "${status}": idle, running or disposed`);
+    const idleFor = stringOpt(p, 'idle-for');
+    const idleForMs = idleFor === undefined ? undefined : parseDuration(idleFor);
+    const limit = intOpt(p, 'limit', 1);
+    const filters = {
+      ...(status !== undefined ? { status: status as (typeof STATUSES)[number] } : {}),
+      ...optional('label', stringOpt(p, 'label')),
+      ...optional('model', stringOpt(p, 'model')),
+      ...optional('query', stringOpt(p, 'query')),
+      ...(idleForMs !== undefined ? { idleForMs } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+    };
+    return withSessions(p, async (sessions) => {
+      const { sessions: rows, more } = await sessions.list(filters);
+      if (boolOpt(p, 'json')) {
+        for (const row of rows) out(JSON.stringify(row));
+        return 0;
+      }
+      out(sessionTable(rows));
+      if (more) out(`(more sessions match: raise --limit or narrow the filters)`);
+      return 0;
+    });
+  },
+};
+
+/** The rows as a borderless table with a header. */
+export function sessionTable(rows: readonly SessionRow[], now = Date.now()): string {
+  const table = new Table({
+    head: ['ID', 'STATUS', 'TURN', 'PENDING', 'MODEL', 'LAST ACTIVITY', 'AGE'],
+    chars: {
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '  ',
+    },
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+  });
+  for (const r of rows)
+    table.push([
+      r.id,
+      r.status,
+      r.turn ?? '-',
+      r.pending ?? '-',
+      r.model ?? '-',
+      r.lastActivity ? `${ago(now - Date.parse(r.lastActivity))} ago` : '-',
+      ago(now - Date.parse(r.startTime)),
+    ]);
+  return rows.length ? table.toString() : 'no sessions match';
+}
+
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `15m`, `2h`, `1d`, `500ms` → milliseconds; throws a UsageError naming the option. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!m) throw new UsageError(`invalid --idle-for "${text}": a number with ms, s, m, h or d (e.g. 15m)`);
+  return Number(m[1]) * UNITS[m[2]!]!;
+}
+
+/** A short age: 42s, 5m, 3h, 2d. */
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}

@@ -1,0 +1,46 @@
+/**
+ * The search attributes of a session (wire, docs/protocol.md): what Temporal's visibility, the Temporal UI and
+ * `agent-sessions list` filter and show. The client sets them when it starts a session on a server that has them
+ * registered; the workflow then upserts them at turn boundaries and status changes, never per event. A session
+ * started without them (a server that does not register them) runs the same, without visibility. Sandbox-safe.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+const CLI_TYPE: Record<SearchAttributeType, string> = {
+  [SearchAttributeType.TEXT]: 'Text',
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.INT]: 'Int',
+  [SearchAttributeType.DOUBLE]: 'Double',
+  [SearchAttributeType.BOOL]: 'Bool',
+  [SearchAttributeType.DATETIME]: 'Datetime',
+  [SearchAttributeType.KEYWORD_LIST]: 'KeywordList',
+};
+
+export const SearchAttributes = {
+  /** `idle`, `running` or `disposed`. */
+  status: defineSearchAttributeKey('AgentSessionStatus', SearchAttributeType.KEYWORD),
+  /** The last turn number (0 before the first). */
+  turn: defineSearchAttributeKey('AgentSessionTurn', SearchAttributeType.INT),
+  /** Pending messages, both lists, at the last boundary. */
+  pending: defineSearchAttributeKey('AgentSessionPending', SearchAttributeType.INT),
+  /** Workflow time of the last turn boundary or status change. */
+  lastActivity: defineSearchAttributeKey('AgentSessionLastActivity', SearchAttributeType.DATETIME),
+  /** `provider:model` of the session's ModelSpec (`scripted`, `local`, `openai:gpt-4o-mini`), `default` for none. */
+  model: defineSearchAttributeKey('AgentSessionModel', SearchAttributeType.KEYWORD),
+  /** `SessionConfig.labels`. */
+  labels: defineSearchAttributeKey('AgentSessionLabels', SearchAttributeType.KEYWORD_LIST),
+} as const;
+
+/** Every key, for registering them on a server (the dev server, the cluster script). */
+export const SEARCH_ATTRIBUTE_KEYS = Object.values(SearchAttributes);
+
+/** `name=Type` as `temporal server start-dev --search-attribute` and `temporal operator search-attribute create` take. */
+export const SEARCH_ATTRIBUTE_FLAGS: readonly string[] = SEARCH_ATTRIBUTE_KEYS.map(
+  (k) => `${k.name}=${CLI_TYPE[k.type]}`,
+);
+
+/** The model as the `AgentSessionModel` attribute shows it. */
+export function modelLabel(model: { provider: string; model?: string } | undefined): string {
+  if (!model) return 'default';
+  return model.model ? `${model.provider}:${model.model}` : model.provider;
+}

@@ -1,0 +1,133 @@
+/**
+ * Sessions an operator can find (issue: operability): on the dev server, which registers the session search
+ * attributes, sessions start with them and keep status, turn, pending count and last activity current at turn
+ * boundaries; `SessionClient.list` filters them by status, label, model, idle time and a raw query. On a server
+ * without them (the time-skipping test server), sessions run the same and the client warns once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionClient, type SessionRow } from '../../src/client';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../../src/contract/searchAttributes';
+import { newId, settle, startSessionTestEnv, waitUntil, type SessionTestEnv } from '../support/sessionEnv';
+
+let dev: SessionTestEnv;
+beforeAll(async () => {
+  dev = await startSessionTestEnv('dev');
+});
+afterAll(async () => {
+  await dev?.teardown();
+});
+
+const rowOf = async (s: SessionClient, id: string, want: (row: SessionRow) => boolean, what: string) =>
+  waitUntil(
+    async () =>
+      (
+        await s.list({
+          query: `WorkflowId = '${id}'`,
+          ...(id.includes('disposed') ? { status: 'disposed' as const } : {}),
+        })
+      ).sessions[0],
+    (row) => row !== undefined && want(row),
+    what,
+  );
+
+describe('search attributes on a server that registers them', () => {
+  it('start with labels and model; boundaries keep status, turn, pending and last activity current', async () => {
+    const s = dev.sessions();
+    const label = `team-${newId('l').slice(-8)}`;
+    const id = newId('vis');
+    await s.start(id, {
+      labels: [label, 'tier=gold'],
+      model: { provider: 'scripted', steps: [{ text: 'one' }, { text: 'slow', delayMs: 30_000 }] },
+    });
+    const fresh = await rowOf(s, id, (r) => r.turn === 0, 'the new session to be visible');
+    expect(fresh).toMatchObject({
+      id,
+      status: 'idle',
+      turn: 0,
+      pending: 0,
+      model: 'scripted',
+      labels: [label, 'tier=gold'],
+    });
+    await s.followup(id, 'first');
+    await settle(s, id);
+    const afterOne = await rowOf(s, id, (r) => r.turn === 1 && r.status === 'idle', 'turn 1 to show');
+    expect(Date.parse(afterOne!.lastActivity!)).toBeGreaterThanOrEqual(Date.parse(fresh!.lastActivity!));
+    await s.followup(id, 'second');
+    await s.followup(id, 'third');
+    const running = await rowOf(s, id, (r) => r.status === 'running', 'turn 2 running');
+    expect(running).toMatchObject({ turn: 2, pending: 1 });
+
+    // Filters.
+    const byLabel = await s.list({ label: label });
+    expect(byLabel.sessions.map((r) => r.id)).toEqual([id]);
+    expect((await s.list({ label, status: 'running' })).sessions.map((r) => r.id)).toEqual([id]);
+    expect((await s.list({ label, status: 'idle' })).sessions).toEqual([]);
+    expect((await s.list({ label, model: 'openai:gpt-4o-mini' })).sessions).toEqual([]);
+    expect((await s.list({ label, query: `AgentSessionTurn >= 2` })).sessions.map((r) => r.id)).toEqual([id]);
+
+    // Dispose: the session is listed as disposed, and no longer among the live ones.
+    await s.dispose(id);
+    await waitUntil(
+      async () => (await s.list({ label, status: 'disposed' })).sessions,
+      (rows) => rows.length === 1 && rows[0]!.status === 'disposed',
+      'the disposed session',
+    );
+    expect((await s.list({ label })).sessions).toEqual([]);
+  });
+
+  it('idle for more than: only idle sessions whose last activity is older', async () => {
+    const s = dev.sessions();
+    const label = `idle-${newId('l').slice(-8)}`;
+    const id = newId('vis');
+    await s.start(id, { labels: [label] });
+    await rowOf(s, id, (r) => r.status === 'idle', 'the session to be visible');
+    await waitUntil(
+      async () => (await s.list({ label, idleForMs: 1 })).sessions.map((r) => r.id),
+      (ids) => ids.includes(id),
+      'idle for 1 ms',
+    );
+    expect((await s.list({ label, idleForMs: 86_400_000 })).sessions).toEqual([]);
+    await s.dispose(id);
+  });
+
+  it('the dev server of `npm start` registers every attribute', () => {
+    expect(SEARCH_ATTRIBUTE_FLAGS).toEqual([
+      'AgentSessionStatus=Keyword',
+      'AgentSessionTurn=Int',
+      'AgentSessionPending=Int',
+      'AgentSessionLastActivity=Datetime',
+      'AgentSessionModel=Keyword',
+      'AgentSessionLabels=KeywordList',
+    ]);
+  });
+});
+
+describe('a server without them', () => {
+  let ts: SessionTestEnv;
+  beforeAll(async () => {
+    ts = await startSessionTestEnv();
+  });
+  afterAll(async () => {
+    await ts?.teardown();
+  });
+
+  it('runs sessions the same, and the client warns once', async () => {
+    const warnings: string[] = [];
+    const s = new SessionClient({
+      client: ts.env.client,
+      taskQueue: ts.taskQueue,
+      warn: (m) => warnings.push(m),
+    });
+    const a = newId('plain');
+    const b = newId('plain');
+    await s.start(a, { labels: ['x'] });
+    await s.start(b);
+    await s.followup(a, 'hello');
+    const events = await settle(s, a);
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'completed' } } });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /search attributes AgentSessionStatus, .* are not registered in namespace default/,
+    );
+  });
+});
