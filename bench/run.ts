@@ -17,6 +17,7 @@ import { ToolRegistry } from '../src/activities/tools';
 import { SessionClient } from '../src/client';
 import { DEV_SERVER_TUNING, findProjectRoot, spawnDevServer } from '../src/devserver';
 import { SIZES, benchProvider, blobTool, createBenchActivities, requestStarts, text } from './activities';
+import { workerStartGroup } from './workerStart';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
@@ -115,7 +116,7 @@ function benchActivities() {
 type Bundle = Awaited<ReturnType<typeof bundleWorkflowCode>>;
 
 /** The groups that run on the main bench server (all but `peer`, which starts servers of its own). */
-const MAIN_GROUPS = ['memory', 'history', 'events', 'throughput', 'latency', 'replay'];
+const MAIN_GROUPS = ['memory', 'history', 'events', 'visibility', 'throughput', 'latency', 'replay'];
 
 /** The main server's settings: the embedded dev server's (tuned) plus history limits raised for the naive baseline. */
 const MAIN_SERVER_LIMITS = [
@@ -141,6 +142,8 @@ async function main(): Promise<void> {
     await mainGroups(bundle, activities, report, raw);
   }
   if (phase('peer')) await peerGroup(bundle, activities, report, raw);
+  // Worker start → first workflow task, bundling at start vs the prebuilt bundle (its own server).
+  if (phase('workerStart')) await workerStartGroup(root, report, raw, quick ? 3 : 5);
 
   const result = {
     ...report,
@@ -304,6 +307,41 @@ async function mainGroups(
       }
       report.eventsPerToollessStep = toolless;
       report.eventsPerStepWithTools = perK;
+    }
+
+    // ---- 2b. what operability costs in history: search-attribute upserts and activity summaries per turn ----
+    if (phase('visibility')) {
+      const turns = quick ? 5 : 20;
+      const plain = new SessionClient({ client, taskQueue, searchAttributes: 'off' });
+      const perTurn = async (s: SessionClient, id: string) => {
+        await s.start(id, { model: { provider: 'openai-compatible', model: 'bench:k=1' }, tools: ['blob'] });
+        for (let t = 1; t <= turns; t++) {
+          await s.followup(id, text(SIZES.user, t));
+          await waitFor(async () => idleAfter(await s.state(id), t), `visibility turn ${t}`);
+        }
+        const events = await history(s.handle(id));
+        const upserts = events.filter(
+          (e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+        );
+        const summaryBytes = events.reduce((sum, e) => sum + (e.userMetadata?.summary?.data?.length ?? 0), 0);
+        return {
+          bytesPerTurn: events.reduce((sum, e) => sum + eventBytes(e), 0) / turns,
+          eventsPerTurn: events.length / turns,
+          upsertBytesPerTurn: upserts.reduce((sum, e) => sum + eventBytes(e), 0) / turns,
+          summaryBytesPerTurn: summaryBytes / turns,
+        };
+      };
+      const stamp = Date.now();
+      const without = await perTurn(plain, `bench-vis-off-${stamp}`);
+      const withAttributes = await perTurn(sessions, `bench-vis-on-${stamp}`);
+      raw.visibilityPerTurn = {
+        turns,
+        withSearchAttributes: withAttributes,
+        withoutSearchAttributes: without,
+      };
+      report.visibilityHistoryBytesPerTurnRatio = withAttributes.bytesPerTurn / without.bytesPerTurn;
+      // Summaries are in both runs; their share of a turn's bytes is what they cost.
+      report.activitySummaryBytesShare = withAttributes.summaryBytesPerTurn / withAttributes.bytesPerTurn;
     }
 
     // ---- 3. throughput: concurrent sessions × steps, instant model, ours vs naive ----

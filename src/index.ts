@@ -22,11 +22,36 @@ export {
   createSessionWorker,
   runWorkerFromEnv,
   DEFAULT_WORKFLOWS_PATH,
+  PREBUILT_WORKFLOW_BUNDLE,
+  bundleWorkflows,
   modelsFromConfig,
   providersFromEnv,
   hooksFromFile,
+  activityLogAttributes,
+  createWorkerLogger,
+  installWorkerLogging,
 } from './worker';
-export type { SessionWorkerOptions } from './worker';
+export type {
+  SessionWorkerOptions,
+  BundleOptions,
+  WorkerLogger,
+  WorkerLoggerOptions,
+  WorkflowCodeSource,
+} from './worker';
+
+// ---- encrypted history (optional) ----
+export {
+  AesGcmCodec,
+  encryptionDataConverter,
+  parseEncryptionKey,
+  createCodecServer,
+  UnknownEncryptionKeyError,
+  ENCRYPTED_ENCODING,
+  KEY_ID_METADATA_KEY,
+} from './codec';
+export type { EncryptionKey, EncryptionKeyring, CodecServerOptions } from './codec';
+export { startTracing, tracingEnabled, clientTracingInterceptors } from './telemetry';
+export type { Tracing } from './telemetry';
 
 // ---- tools, hooks and models ----
 export { defineTool, ToolRegistry } from './activities/tools';
@@ -74,6 +99,6 @@ export type {
   InboxTarget,
   SpliceData,
 } from './domain/events';
-export type { SessionStateView, SessionStatus } from './domain/session';
+export type { SessionStateView, SessionStatus, UsageTotals } from './domain/session';
 export { projectTranscript } from './domain/transcript';
 export type { TranscriptEntry } from './domain/transcript';

@@ -79,6 +79,6 @@ export class ScriptedProvider implements ModelProvider {
       arguments: c.args,
     }));
     const finish = step.finish === 'max-tokens' ? 'max-tokens' : toolCalls.length ? 'tool-calls' : 'stop';
-    return { text: step.text ?? '', toolCalls, finish };
+    return { text: step.text ?? '', toolCalls, finish, ...(step.usage ? { usage: step.usage } : {}) };
   }
 }

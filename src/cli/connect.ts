@@ -2,11 +2,14 @@
  * How client commands reach Temporal. Address: `--address`, else TEMPORAL_ADDRESS, else the address file of a running
  * `agent-sessions dev` in the data folder, else 127.0.0.1:7233. Namespace and task queue likewise from
  * `--namespace` / TEMPORAL_NAMESPACE and `--task-queue` / TASK_QUEUE (or the running dev's). Nothing listening gives
- * a one-line error that says what to start.
+ * a one-line error that says what to start. With an encryption key configured (AGENT_SESSIONS_ENCRYPTION_KEY), the
+ * client encrypts what it sends and decrypts what it reads, like the workers.
  */
 import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { SessionClient } from '../client';
+import { encryptionDataConverter } from '../codec';
+import { clientTracingInterceptors, startTracing } from '../telemetry';
 import { connectionOptions, loadConfig, type Config } from '../worker/config';
 import { stringOpt, type OptionSpec, type Parsed } from './args';
 import { readDevFile } from './devfile';
@@ -56,15 +59,25 @@ export function resolveTarget(p: Parsed, env: NodeJS.ProcessEnv = process.env): 
 /** Connects a SessionClient; the caller closes `connection`. Throws CliError when nothing answers at the address. */
 export async function connectSessions(
   target: Target,
-): Promise<{ sessions: SessionClient; connection: Connection }> {
+): Promise<{ sessions: SessionClient; close(): Promise<void> }> {
   await probe(target);
   const connection = await Connection.connect(connectionOptions(target.config, target.address));
+  // With OTEL_* set, client calls start traces that the workers continue (docs/observability.md).
+  const tracing = startTracing('agent-sessions-cli');
   const sessions = new SessionClient({
     connection,
     namespace: target.namespace,
     taskQueue: target.taskQueue,
+    ...(target.config.encryption ? { dataConverter: encryptionDataConverter(target.config.encryption) } : {}),
+    ...(tracing ? { interceptors: clientTracingInterceptors(tracing) } : {}),
   });
-  return { sessions, connection };
+  return {
+    sessions,
+    async close() {
+      await connection.close();
+      await tracing?.shutdown();
+    },
+  };
 }
 
 /** A TCP probe, so a missing server is reported at once instead of after the gRPC client's retries. */
@@ -104,10 +117,10 @@ export async function withSessions<T>(
   fn: (sessions: SessionClient, target: Target) => Promise<T>,
 ): Promise<T> {
   const target = resolveTarget(p);
-  const { sessions, connection } = await connectSessions(target);
+  const { sessions, close } = await connectSessions(target);
   try {
     return await fn(sessions, target);
   } finally {
-    await connection.close();
+    await close();
   }
 }

@@ -27,6 +27,8 @@ import {
   preloadLocalModel,
   toolsFromToolsets,
 } from '../worker';
+import { encryptionDataConverter } from '../codec';
+import { clientTracingInterceptors, startTracing } from '../telemetry';
 import { connectionOptions, loadConfig } from '../worker/config';
 import { runChat } from './chat';
 import { out } from './command';
@@ -59,6 +61,13 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
   installQuietRuntime(path.join(dataDir, 'dev.log'));
 
   const cleanup: Array<() => Promise<void>> = [];
+  // Encrypted history and tracing, as the environment configures them for the worker and the CLI.
+  const tracing = startTracing('agent-sessions-dev', env);
+  const clientExtras = {
+    ...(config.encryption ? { dataConverter: encryptionDataConverter(config.encryption) } : {}),
+    ...(tracing ? { interceptors: clientTracingInterceptors(tracing) } : {}),
+  };
+  if (tracing) cleanup.push(() => tracing.shutdown());
   const closeAll = async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   };
@@ -74,7 +83,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       cleanup.push(() => nativeConnection.close());
       const connection = await Connection.connect(connectionOptions(config, address));
       cleanup.push(() => connection.close());
-      client = new Client({ connection, namespace: config.namespace });
+      client = new Client({ connection, namespace: config.namespace, ...clientExtras });
     } else {
       out(`agent-sessions dev · starting the Temporal dev server (SQLite in ${shortPath(dataDir)})…`);
       const chosen = port ?? ((await portIsFree(PREFERRED_PORT)) ? PREFERRED_PORT : undefined);
@@ -91,7 +100,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       cleanup.push(() => nativeConnection.close());
       const connection = await Connection.connect({ address: server.address });
       cleanup.push(() => connection.close());
-      client = new Client({ connection, namespace: config.namespace });
+      client = new Client({ connection, namespace: config.namespace, ...clientExtras });
     }
 
     // Load the local model while the worker starts, so the first answer does not wait for it.
@@ -104,6 +113,8 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       tools: toolsFromToolsets(['testing', 'demo']),
       hooks,
       ...models,
+      ...(config.encryption ? { encryption: config.encryption } : {}),
+      ...(tracing ? { tracing } : {}),
     });
     const running = worker.run();
     cleanup.push(async () => {

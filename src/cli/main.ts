@@ -8,8 +8,10 @@ import { parse } from './args';
 import type { Command } from './command';
 import { askCommand } from './commands/ask';
 import { cancelCommand, disposeCommand } from './commands/cancel';
+import { codecServerCommand } from './commands/codec-server';
 import { laneCommand } from './commands/deliver';
 import { listCommand } from './commands/list';
+import { usageCommand } from './commands/usage';
 import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
@@ -32,18 +34,20 @@ const LIST: Command[] = [
   cancelCommand,
   disposeCommand,
   listCommand,
+  usageCommand,
   watchCommand,
   eventsCommand,
   stateCommand,
   transcriptCommand,
   historyCommand,
   replayCommand,
+  codecServerCommand,
 ];
 
 export const COMMANDS: Record<string, Command> = Object.fromEntries(LIST.map((c) => [c.name, c]));
 
 function help(): string {
-  const lines = LIST.map((c) => `  ${c.name.padEnd(11)} ${c.summary}`);
+  const lines = LIST.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`);
   return [
     'usage: agent-sessions <command> [arguments]',
     '',
@@ -99,7 +103,21 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The error in one line, with the messages of its causes when they add something (a gRPC status under Temporal's
+ * "Failed to start Workflow", a TLS error under "Failed to connect").
+ */
 function oneLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n')[0] ?? message;
+  const first = (e: unknown) => {
+    const message = e instanceof Error ? e.message : String(e);
+    return message.split('\n')[0] ?? message;
+  };
+  const parts = [first(err)];
+  let cause = err instanceof Error ? err.cause : undefined;
+  for (let depth = 0; cause !== undefined && depth < 3; depth++) {
+    const message = first(cause);
+    if (message && !parts.some((p) => p.includes(message))) parts.push(message);
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  return parts.join(': ');
 }

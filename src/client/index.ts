@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import {
   ApplicationFailure,
   Client,
+  type ClientInterceptors,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Connection,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { DataConverter, SearchAttributePair } from '@temporalio/common';
 import {
   cancelSignal,
   DEFAULT_TASK_QUEUE,
@@ -68,6 +69,13 @@ export type { WatchItem } from './watch';
 export interface SessionClientOptions {
   connection?: Connection;
   client?: Client;
+  /**
+   * The data converter of the client built from `connection` — e.g. `encryptionDataConverter(keys)` when the
+   * workers encrypt history. With `client`, configure that client instead (passing both is refused).
+   */
+  dataConverter?: DataConverter;
+  /** Client interceptors of the client built from `connection` (e.g. `clientTracingInterceptors(tracing)`). */
+  interceptors?: ClientInterceptors;
   namespace?: string;
   taskQueue?: string;
   /** Workflow type to start (default `agentSession`; tests use variants with pre-step listeners). */
@@ -96,8 +104,16 @@ export class SessionClient {
 
   constructor(private readonly opts: SessionClientOptions) {
     if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
+    if (opts.client && (opts.dataConverter || opts.interceptors))
+      throw new Error('SessionClient: pass dataConverter and interceptors to your Client, not beside it');
     this.client =
-      opts.client ?? new Client({ connection: opts.connection!, namespace: opts.namespace ?? 'default' });
+      opts.client ??
+      new Client({
+        connection: opts.connection!,
+        namespace: opts.namespace ?? 'default',
+        ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
+        ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
+      });
     this.taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
     this.deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.deliveryRetry };
@@ -115,9 +131,16 @@ export class SessionClient {
       )
       .then(
         (r) => SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})),
-        () => false,
+        (err: unknown) => {
+          // Refused (e.g. an API key without operator rights): say that, not that they are missing.
+          this.warn(
+            `agent-sessions: could not check the session search attributes in namespace ${this.client.options?.namespace} (${err instanceof Error ? err.message : String(err)}); sessions start without them`,
+          );
+          return undefined;
+        },
       )
       .then((ok) => {
+        if (ok === undefined) return false;
         if (!ok)
           this.warn(
             `agent-sessions: search attributes ${SEARCH_ATTRIBUTE_KEYS.map((k) => k.name).join(', ')} are not registered in namespace ${this.client.options?.namespace}; sessions run without them (not listed by \`agent-sessions list\`). The embedded dev server and scripts/cluster.sh register them; elsewhere: temporal operator search-attribute create (docs/operations.md).`,
@@ -127,10 +150,16 @@ export class SessionClient {
     return this.registered;
   }
 
-  /** The search attributes a session starts with, when the namespace has them. */
-  private async startAttributes(config: SessionConfig) {
-    if (!(await this.searchAttributesRegistered())) return {};
+  /**
+   * What a session starts with besides its config: its search attributes when the namespace has them, and the
+   * static summary and details the Temporal UI shows (model, tools, hooks, labels — never the system prompt).
+   */
+  private async startOptions(config: SessionConfig) {
+    const { summary, details } = sessionSummary(config);
+    const base = { staticSummary: summary, staticDetails: details };
+    if (!(await this.searchAttributesRegistered())) return base;
     return {
+      ...base,
       typedSearchAttributes: [
         { key: SearchAttributes.status, value: 'idle' },
         { key: SearchAttributes.turn, value: 0 },
@@ -138,6 +167,8 @@ export class SessionClient {
         { key: SearchAttributes.lastActivity, value: new Date() },
         { key: SearchAttributes.model, value: modelLabel(config.model) },
         { key: SearchAttributes.labels, value: config.labels ?? [] },
+        { key: SearchAttributes.inputTokens, value: 0 },
+        { key: SearchAttributes.outputTokens, value: 0 },
       ] as SearchAttributePair[],
     };
   }
@@ -151,7 +182,7 @@ export class SessionClient {
       workflowId: sessionId,
       taskQueue: this.taskQueue,
       args: [valid],
-      ...(await this.startAttributes(valid)),
+      ...(await this.startOptions(valid)),
     });
   }
 
@@ -168,7 +199,7 @@ export class SessionClient {
       workflowId: sessionId,
       taskQueue: this.taskQueue,
       args: [valid],
-      ...(await this.startAttributes(valid)),
+      ...(await this.startOptions(valid)),
       signal: laneSignal(lane),
       signalArgs: [{ message: input }],
     });
@@ -187,7 +218,7 @@ export class SessionClient {
   ): Promise<DeliveryReceipt> {
     const input = validMessage(lane, message);
     const args = [validConfig(config)];
-    const attributes = await this.startAttributes(args[0]!);
+    const attributes = await this.startOptions(args[0]!);
     return this.deliverRetrying(sessionId, message, () =>
       this.client.workflow.executeUpdateWithStart(deliverUpdate, {
         args: [{ lane, message: input }],
@@ -282,6 +313,28 @@ export class SessionClient {
       sessions.push(rowOf(info));
     }
     return { sessions, more };
+  }
+
+  /**
+   * Token usage summed over the sessions a visibility query matches (the `list` filters; default: running sessions),
+   * in total and per model (AgentSessionModel). Counts what the sessions' last turn ends recorded.
+   */
+  async usage(filters: Omit<SessionListFilters, 'limit'> = {}): Promise<UsageSummary> {
+    const summary: UsageSummary = { sessions: 0, inputTokens: 0, outputTokens: 0, byModel: {} };
+    for await (const info of this.client.workflow.list({ query: listQuery(this.workflowType, filters) })) {
+      const row = rowOf(info);
+      const model = (summary.byModel[row.model ?? 'unknown'] ??= {
+        sessions: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+      });
+      for (const into of [summary, model]) {
+        into.sessions += 1;
+        into.inputTokens += row.inputTokens ?? 0;
+        into.outputTokens += row.outputTokens ?? 0;
+      }
+    }
+    return summary;
   }
 
   /** The visibility row of one session (what `list` shows for it). */
@@ -497,6 +550,39 @@ export interface SessionRow {
   labels: string[];
   lastActivity?: string;
   startTime: string;
+  /** Token totals at the last turn end (sessions started before these attributes existed have none). */
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+/** Token usage over many sessions (`SessionClient.usage`, `agent-sessions usage`). */
+export interface UsageSummary {
+  sessions: number;
+  inputTokens: number;
+  outputTokens: number;
+  byModel: Record<string, { sessions: number; inputTokens: number; outputTokens: number }>;
+}
+
+/**
+ * The static summary (one line) and details (Temporal markdown) a session starts with, for the Temporal UI: model,
+ * tools, hooks and labels. Never the system prompt or messages: they may be confidential, and these are stored
+ * outside the payloads a codec encrypts.
+ */
+export function sessionSummary(config: SessionConfig): { summary: string; details: string } {
+  const model = modelLabel(config.model);
+  const list = (xs: readonly string[] | undefined) => (xs?.length ? xs.join(', ') : 'none');
+  const parts = [`agent session · ${model}`];
+  if (config.tools?.length) parts.push(`tools: ${config.tools.join(', ')}`);
+  if (config.labels?.length) parts.push(`labels: ${config.labels.join(', ')}`);
+  return {
+    summary: parts.join(' · '),
+    details: [
+      `**model** ${model}`,
+      `**tools** ${list(config.tools)}`,
+      `**hooks** ${list(config.hooks)}`,
+      `**labels** ${list(config.labels)}`,
+    ].join('\n'),
+  };
 }
 
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -523,6 +609,8 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
   const pending = sa.get(SearchAttributes.pending);
   const model = sa.get(SearchAttributes.model);
   const last = sa.get(SearchAttributes.lastActivity);
+  const inputTokens = sa.get(SearchAttributes.inputTokens);
+  const outputTokens = sa.get(SearchAttributes.outputTokens);
   return {
     id: info.workflowId,
     status: running
@@ -536,6 +624,8 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
     labels: sa.get(SearchAttributes.labels) ?? [],
     ...(last !== undefined ? { lastActivity: last.toISOString() } : {}),
     startTime: info.startTime.toISOString(),
+    ...(inputTokens !== undefined ? { inputTokens } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
   };
 }
 

@@ -29,6 +29,14 @@ export const SearchAttributes = {
   model: defineSearchAttributeKey('AgentSessionModel', SearchAttributeType.KEYWORD),
   /** `SessionConfig.labels`. */
   labels: defineSearchAttributeKey('AgentSessionLabels', SearchAttributeType.KEYWORD_LIST),
+  /**
+   * Input tokens the providers reported over the whole session, at the last turn end. Double, not Int: SQL
+   * visibility (the dev server's SQLite, PostgreSQL) keeps at most three Int attributes per namespace, and turn and
+   * pending take two; a double holds every whole number up to 2^53 exactly.
+   */
+  inputTokens: defineSearchAttributeKey('AgentSessionInputTokens', SearchAttributeType.DOUBLE),
+  /** Output tokens the providers reported over the whole session, at the last turn end (Double, as above). */
+  outputTokens: defineSearchAttributeKey('AgentSessionOutputTokens', SearchAttributeType.DOUBLE),
 } as const;
 
 /** Every key, for registering them on a server (the dev server, the cluster script). */
@@ -39,8 +47,5 @@ export const SEARCH_ATTRIBUTE_FLAGS: readonly string[] = SEARCH_ATTRIBUTE_KEYS.m
   (k) => `${k.name}=${CLI_TYPE[k.type]}`,
 );
 
-/** The model as the `AgentSessionModel` attribute shows it. */
-export function modelLabel(model: { provider: string; model?: string } | undefined): string {
-  if (!model) return 'default';
-  return model.model ? `${model.provider}:${model.model}` : model.provider;
-}
+/** The model as the `AgentSessionModel` attribute shows it (also the key of the state's usage per model). */
+export { modelLabel } from '../domain/wire';

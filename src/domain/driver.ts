@@ -33,6 +33,7 @@ import {
   DEFAULT_MAX_PARALLEL_TOOL_CALLS,
   LaneSignalSchema,
   laneInputProblem,
+  modelLabel,
   type DeliveryReceipt,
   type Lane,
   type ModelSpec,
@@ -355,7 +356,7 @@ export class SessionDriver {
         content: result.text ? [{ type: 'text', text: result.text }] : [],
         ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
       },
-      result.usage ? { usage: result.usage } : {},
+      result.usage ? { usage: result.usage, model: modelLabel(this.config.model) } : {},
     );
     const maxTokens = result.finish === 'max-tokens';
     if (result.toolCalls.length === 0)

@@ -86,6 +86,16 @@ export interface SessionSnapshot {
   disposed: boolean;
   /** Model requests made so far in the whole session (the scripted model answers the n-th with step n). */
   modelRequests: number;
+  /** Tokens the providers reported, per model label (`provider:model`, `default`), over the whole session. */
+  usage?: Record<string, UsageTotals>;
+}
+
+/** Token totals of one model (or of the whole session). */
+export interface UsageTotals {
+  inputTokens: number;
+  outputTokens: number;
+  /** Model answers that reported usage. */
+  steps: number;
 }
 
 export function initialSnapshot(): SessionSnapshot {
@@ -113,6 +123,8 @@ export interface SessionStateView {
   pending: { nextTurn: string[]; nextStep: string[] };
   refused: number;
   lastRefusal?: string;
+  /** Reported token usage over the whole session, in total and per model label. */
+  usage: UsageTotals & { byModel: Record<string, UsageTotals> };
 }
 
 export type AcceptResult = { receipt: DeliveryReceipt; accepted: boolean };
@@ -136,6 +148,8 @@ export class SessionCore {
   private readonly turnEnds: Map<number, { reason: TurnEndReason; seq: number; answer?: string }>;
   /** Text of the last assistant message of the open turn (the answer a waiter gets). */
   private answer: string | undefined;
+  /** The message that opened the running turn: the follow-up it claimed, else the steer that woke it. */
+  private opener: string | undefined;
 
   constructor(
     private readonly deps: SessionCoreDeps,
@@ -209,9 +223,35 @@ export class SessionCore {
         nextStep: this.s.inbox.nextStep.map((m) => m.id),
       },
       refused: this.s.refused,
+      usage: this.usage(),
     };
     if (this.s.lastRefusal !== undefined) view.lastRefusal = this.s.lastRefusal;
     return view;
+  }
+
+  /** Id of the message that opened the running turn (the follow-up it claimed, else the steer that woke it). */
+  get turnOpener(): string | undefined {
+    return this.opener;
+  }
+
+  /** The last turn that ended (within the remembered window) and how it ended. */
+  lastTurnEnd(): { turn: number; reason: TurnEndReason } | undefined {
+    let last: { turn: number; reason: TurnEndReason } | undefined;
+    for (const [turn, end] of this.turnEnds)
+      if (!last || turn > last.turn) last = { turn, reason: end.reason };
+    return last;
+  }
+
+  /** Reported token usage over the whole session (rule-free bookkeeping: counted from assistant messages). */
+  usage(): UsageTotals & { byModel: Record<string, UsageTotals> } {
+    const byModel = this.s.usage ?? {};
+    const total: UsageTotals = { inputTokens: 0, outputTokens: 0, steps: 0 };
+    for (const u of Object.values(byModel)) {
+      total.inputTokens += u.inputTokens;
+      total.outputTokens += u.outputTokens;
+      total.steps += u.steps;
+    }
+    return { ...total, byModel: { ...byModel } };
   }
 
   /** Whether an idle session has waking work and may open a turn now. */
@@ -294,6 +334,7 @@ export class SessionCore {
    */
   claim(boundary: 'turn' | 'step'): UserMessage[] {
     this.requireTurn('claim');
+    if (boundary === 'turn') this.opener = this.s.inbox.nextTurn[0]?.id ?? this.s.wakingIds[0];
     const batch: UserMessage[] = [...this.s.inbox.nextStep];
     for (const m of batch) this.mark(m.id, { turn: this.s.turn });
     const stepClaim = claimSplice(this.s.inbox, 'next-step', this.s.inbox.nextStep.length);
@@ -335,14 +376,32 @@ export class SessionCore {
     return this.s.modelRequests - 1;
   }
 
-  assistant(message: AssistantMessage, extra: { usage?: Usage; interrupted?: boolean } = {}): void {
+  /**
+   * Appends the model's answer of the open step. `model` is the label its usage is counted under (the session
+   * state's usage totals).
+   */
+  assistant(
+    message: AssistantMessage,
+    extra: { usage?: Usage; interrupted?: boolean; model?: string } = {},
+  ): void {
     this.requireStep('assistant/message');
     const data: EventDataMap['assistant/message'] = { turn: this.s.turn, step: this.s.step, message };
-    if (extra.usage) data.usage = extra.usage;
+    if (extra.usage) {
+      data.usage = extra.usage;
+      this.countUsage(extra.model ?? 'default', extra.usage);
+    }
     if (extra.interrupted) data.interrupted = true;
     const text = message.content.map((b) => b.text).join('');
     if (text) this.answer = text;
     this.append({ type: 'assistant/message', data });
+  }
+
+  private countUsage(model: string, usage: Usage): void {
+    const byModel = (this.s.usage ??= {});
+    const totals = (byModel[model] ??= { inputTokens: 0, outputTokens: 0, steps: 0 });
+    totals.inputTokens += usage.inputTokens ?? 0;
+    totals.outputTokens += usage.outputTokens ?? 0;
+    totals.steps += 1;
   }
 
   toolCall(call: ToolCallInfo): void {

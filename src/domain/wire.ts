@@ -29,6 +29,13 @@ export const ScriptedStepSchema = z.strictObject({
   delayMs: z.number().int().min(0).max(3_600_000).optional(),
   finish: z.enum(['stop', 'max-tokens']).optional(),
   fail: z.string().min(1).optional(),
+  /** Token usage the step reports, as a real provider would (usage totals, budgets). */
+  usage: z
+    .strictObject({
+      inputTokens: z.number().int().min(0).max(1e9).optional(),
+      outputTokens: z.number().int().min(0).max(1e9).optional(),
+    })
+    .optional(),
 });
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 
@@ -90,6 +97,16 @@ export function parseModelRef(ref: string): ModelSpec {
 export function formatModelRef(spec: ModelSpec): string {
   if (spec.provider === 'scripted') return 'scripted';
   return spec.model ? `${spec.provider}:${spec.model}` : spec.provider;
+}
+
+/**
+ * A session's model as operators see it: `provider:model` of its ModelSpec (`scripted`, `local`,
+ * `openai:gpt-4o-mini`), `default` when it names none (the worker's default model answers). The
+ * `AgentSessionModel` search attribute and the state's usage per model use it.
+ */
+export function modelLabel(model: { provider: string; model?: string } | undefined): string {
+  if (!model) return 'default';
+  return model.model ? `${model.provider}:${model.model}` : model.provider;
 }
 
 /** Start argument (wire). All fields optional. */

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { KeyringSchema } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { issueField } from '../domain/util';
 import { parseModelRef } from '../domain/wire';
@@ -50,11 +51,29 @@ export const ENV_VARS = {
   LOCAL_MODEL_THREADS: 'decode threads of the local model (default 1)',
   LOCAL_MODEL_CONTEXT_SIZE: 'context window of the local model in tokens (default 4096)',
   LOCAL_MODEL_MAX_TOKENS: 'most tokens of one local model answer (default 512)',
+  AGENT_SESSIONS_ENCRYPTION_KEY:
+    'turns on encrypted history: the key that encrypts every payload (AES-256-GCM), as KEY_ID:BASE64 with a 32-byte key (e.g. "k1:$(openssl rand -base64 32)"); the worker, the client and the CLI need the same keys',
+  AGENT_SESSIONS_ENCRYPTION_OLD_KEYS:
+    'earlier keys, comma-separated KEY_ID:BASE64, that still decrypt what they encrypted (key rotation); they never encrypt',
+  AGENT_SESSIONS_WORKFLOW_BUNDLE:
+    'workflow code of the worker: a bundle file to load, or "off" to bundle the workflows at start (default: dist/workflow-bundle.js, written by `npm run build`, when running from dist/)',
+  LOG_LEVEL: 'least severe log level the worker prints: trace, debug, info (default), warn or error',
+  METRICS_ADDRESS:
+    "host:port where the worker serves Prometheus metrics (the SDK runtime's and the sessions'; docs/observability.md); off when unset",
+  OTEL_EXPORTER_OTLP_ENDPOINT:
+    'OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318): turns tracing on for the worker and the CLI; the other standard OTEL_* variables apply (docs/observability.md)',
+  OTEL_SERVICE_NAME: 'service.name of the exported spans (default agent-sessions-worker, agent-sessions-cli)',
+  LOG_FORMAT:
+    'worker log lines: "json" (one object per line) or "pretty" (default: pretty when stderr is a terminal, else json)',
 } as const;
 
 export type EnvVarName = keyof typeof ENV_VARS;
 
 const DEFAULT_NAMESPACE = 'default';
+
+/** LOG_LEVEL values, least severe first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -95,6 +114,10 @@ const ConfigSchema = z.object({
   }),
   defaultModel: z.string().min(1).optional(),
   hooksFile: z.string().min(1).optional(),
+  encryption: KeyringSchema,
+  workflowBundle: z.string().min(1).optional(),
+  logLevel: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  logFormat: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -142,13 +165,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
     hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
+    encryption: {
+      current: blank(env.AGENT_SESSIONS_ENCRYPTION_KEY),
+      previous: blank(env.AGENT_SESSIONS_ENCRYPTION_OLD_KEYS)
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    },
+    workflowBundle: blank(env.AGENT_SESSIONS_WORKFLOW_BUNDLE),
+    logLevel: blank(env.LOG_LEVEL)?.toLowerCase(),
+    logFormat: blank(env.LOG_FORMAT)?.toLowerCase(),
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issueField(issue?.path ?? [], 'env');
     const variable =
-      ENV_NAMES[field] ?? Object.entries(ENV_NAMES).find(([prefix]) => field.startsWith(`${prefix}.`))?.[1];
+      ENV_NAMES[field] ??
+      Object.entries(ENV_NAMES).find(
+        ([prefix]) => field.startsWith(`${prefix}.`) || field.startsWith(`${prefix}[`),
+      )?.[1];
     throw new Error(`invalid configuration: ${variable ?? field}: ${issue?.message}`);
   }
   if (parsed.data.defaultModel) {
@@ -172,6 +208,11 @@ const ENV_NAMES: Record<string, string> = {
   'providers.local.threads': 'LOCAL_MODEL_THREADS',
   'providers.local.contextSize': 'LOCAL_MODEL_CONTEXT_SIZE',
   'providers.local.maxTokens': 'LOCAL_MODEL_MAX_TOKENS',
+  'encryption.current': 'AGENT_SESSIONS_ENCRYPTION_KEY',
+  'encryption.previous': 'AGENT_SESSIONS_ENCRYPTION_OLD_KEYS',
+  workflowBundle: 'AGENT_SESSIONS_WORKFLOW_BUNDLE',
+  logLevel: 'LOG_LEVEL',
+  logFormat: 'LOG_FORMAT',
 };
 
 /**

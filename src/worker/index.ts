@@ -3,26 +3,56 @@
  * and its activities on one task queue; `runWorkerFromEnv` is what `npx agent-sessions worker` runs. This file is
  * the public entry of src/worker for everything that loads the Temporal worker package (the CLI's `dev` and
  * `worker`, src/testing, the package root); `./config` is the light one (environment and connection options).
+ * Workflow code comes from the bundle `npm run build` writes when running from dist/ (./bundle.ts); payloads are
+ * encrypted when a keyring is given (src/codec); log lines carry session, run, turn and step (./logging.ts).
  * Not deterministic (does I/O); never imported by workflow code.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { HookRegistry, type HookDefinition } from '../activities/hooks';
 import type { ModelProvider, ScriptedRecorder } from '../activities/model';
 import { PROVIDER_SETUP } from '../activities/providers';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
+import { encryptionDataConverter, type EncryptionKeyring } from '../codec';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { formatModelRef, type ModelSpec } from '../domain/wire';
+import {
+  bundleWorkflows,
+  DEFAULT_WORKFLOWS_PATH,
+  PREBUILT_TRACED_WORKFLOW_BUNDLE,
+  prebuiltWorkflowBundle,
+  resolveWorkflowsPath,
+} from './bundle';
 import { connectionOptions, loadConfig, type Config } from './config';
 import { hooksFromFile } from './hooks';
+import { activityLogAttributes, installWorkerLogging } from './logging';
 import { modelsFromConfig } from './providers';
+import { startTracing, type Tracing } from '../telemetry';
+import { metricsFromEnv, workerTelemetryOptions } from './telemetry';
 import { toolsFromToolsets } from './toolsets';
 
 export { modelsFromConfig, providersFromEnv, localModelStatus, preloadLocalModel } from './providers';
 export { hooksFromConfig, hooksFromFile } from './hooks';
 export { toolsFromToolsets } from './toolsets';
+export {
+  bundleWorkflows,
+  DEFAULT_WORKFLOWS_PATH,
+  PREBUILT_WORKFLOW_BUNDLE,
+  prebuiltWorkflowBundle,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  type BundleOptions,
+} from './bundle';
+export { metricsFromEnv, workerTelemetryOptions, OTEL_WORKFLOW_INTERCEPTORS } from './telemetry';
+export {
+  activityLogAttributes,
+  createWorkerLogger,
+  installWorkerLogging,
+  type WorkerLogger,
+  type WorkerLoggerOptions,
+} from './logging';
 
 export interface SessionWorkerOptions {
   connection: NativeConnection;
@@ -38,16 +68,52 @@ export interface SessionWorkerOptions {
   scriptedRecorder?: ScriptedRecorder;
   /** A prebuilt workflow bundle (tests bundle once per run). */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** A workflows module to bundle (default: ours). Users with pre-step listeners point this at their module. */
+  /**
+   * A workflows module to bundle at start (default: ours — from dist/, the bundle `npm run build` wrote; from src/,
+   * bundled at start). Users with pre-step listeners point this at their module.
+   */
   workflowsPath?: string;
-  /** Extra Temporal worker options (concurrency limits, cache size…). */
+  /**
+   * Encrypt every payload with AES-256-GCM (src/codec): the current key encrypts, every key decrypts by the id a
+   * payload names. Clients of these sessions need the same keys (`SessionClient`'s `dataConverter`).
+   */
+  encryption?: EncryptionKeyring;
+  /**
+   * Trace workflows and activities with OpenTelemetry (`startTracing()`; docs/observability.md). The worker then
+   * loads the traced prebuilt bundle (or bundles Temporal's OpenTelemetry workflow interceptors in); a given
+   * `workflowBundle` must include them itself.
+   */
+  tracing?: Tracing;
+  /**
+   * Extra Temporal worker options (concurrency limits, cache size…). Interceptors are added to ours; a data
+   * converter's codecs run before the encryption codec.
+   */
   worker?: Partial<WorkerOptions>;
 }
 
-/** Path of our workflows module, from src/ (tests) or dist/ (built). */
-export const DEFAULT_WORKFLOWS_PATH = path.join(__dirname, '..', 'workflows', 'index');
+/** Where a worker's workflow code comes from: given by the caller, the build's bundle, or bundled at start. */
+export type WorkflowCodeSource = 'given' | 'prebuilt' | 'bundled';
 
-/** Builds the worker. Throws when a tool or hook is registered twice or the default model's provider is missing. */
+/** Which workflow code `createSessionWorker` loads for these options (see {@link SessionWorkerOptions}). */
+export function workflowCodeSource(opts: {
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  workflowsPath?: string;
+  /** Whether the worker traces (it then needs the traced bundle). */
+  traced?: boolean;
+}): WorkflowCodeSource {
+  if (opts.workflowBundle) return 'given';
+  return !opts.workflowsPath && prebuiltBundle(opts.traced) ? 'prebuilt' : 'bundled';
+}
+
+/** The build's bundle for a worker that traces or not, when it exists and is current. */
+function prebuiltBundle(traced: boolean | undefined): string | undefined {
+  return prebuiltWorkflowBundle(traced ? PREBUILT_TRACED_WORKFLOW_BUNDLE : undefined);
+}
+
+/**
+ * Builds the worker. Throws when a tool or hook is registered twice, the default model's provider is missing, the
+ * encryption keyring is malformed, or the workflow code does not bundle.
+ */
 export async function createSessionWorker(opts: SessionWorkerOptions): Promise<Worker> {
   const provider = opts.defaultModel?.provider;
   if (provider && provider !== 'scripted' && !opts.providers?.[provider]) {
@@ -62,16 +128,70 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
     ...(opts.scriptedRecorder ? { scriptedRecorder: opts.scriptedRecorder } : {}),
   });
+  const {
+    interceptors,
+    dataConverter,
+    bundlerOptions,
+    workflowBundle: givenBundle,
+    workflowsPath: givenPath,
+    ...workerOptions
+  } = opts.worker ?? {};
+  const { workflowModules, ...otherInterceptors } = interceptors ?? {};
+  const converter = withEncryption(dataConverter, opts.encryption);
+  const telemetry = workerTelemetryOptions(opts.tracing);
+  const traced = opts.tracing !== undefined;
+  const bundledModules = [...(telemetry.interceptors?.workflowModules ?? []), ...(workflowModules ?? [])];
+  // The top-level options win over the same ones in `worker`.
+  const code = {
+    ...((opts.workflowBundle ?? givenBundle) ? { workflowBundle: opts.workflowBundle ?? givenBundle } : {}),
+    ...((opts.workflowsPath ?? givenPath) ? { workflowsPath: opts.workflowsPath ?? givenPath } : {}),
+  };
+  let workflowBundle: WorkerOptions['workflowBundle'];
+  const source = workflowCodeSource({ ...code, traced });
+  if (source === 'given') workflowBundle = code.workflowBundle;
+  else if (source === 'prebuilt') workflowBundle = { codePath: prebuiltBundle(traced)! };
+  else
+    workflowBundle = await bundleWorkflows({
+      ...(code.workflowsPath ? { workflowsPath: code.workflowsPath } : {}),
+      ...(bundledModules.length ? { workflowInterceptorModules: bundledModules } : {}),
+      ...(bundlerOptions ? { bundlerOptions } : {}),
+      ...(converter ? { dataConverter: converter } : {}),
+      logger: Runtime.instance().logger,
+    });
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
-    ...workflowSource(opts),
     // Heartbeats carry cancellation to running calls; send them at least every second so a cancel lands promptly.
     maxHeartbeatThrottleInterval: '1 second',
-    ...opts.worker,
+    ...workerOptions,
+    workflowBundle,
+    interceptors: {
+      ...otherInterceptors,
+      // Bundled in when we bundle; with a given bundle the SDK says they are ignored (they belong in that bundle).
+      ...(source === 'given' && workflowModules ? { workflowModules } : {}),
+      activity: [
+        activityLogAttributes,
+        ...(telemetry.interceptors?.activity ?? []),
+        ...(otherInterceptors.activity ?? []),
+      ],
+    },
+    ...(telemetry.sinks || workerOptions.sinks
+      ? { sinks: { ...workerOptions.sinks, ...telemetry.sinks } }
+      : {}),
+    ...(converter ? { dataConverter: converter } : {}),
   });
+}
+
+/** The worker's data converter with the encryption codec last (it sees what the other codecs produced). */
+function withEncryption(
+  converter: DataConverter | undefined,
+  keyring: EncryptionKeyring | undefined,
+): DataConverter | undefined {
+  if (!keyring) return converter;
+  const encrypting = encryptionDataConverter(keyring);
+  return { ...converter, payloadCodecs: [...(converter?.payloadCodecs ?? []), ...encrypting.payloadCodecs!] };
 }
 
 /** The worker's connection to Temporal at `address`, with the configuration's TLS and API key. */
@@ -80,19 +200,26 @@ export function connectWorker(config: Config, address: string): Promise<NativeCo
 }
 
 /**
- * The worker option naming the workflow code, for running and for replaying it: a prebuilt bundle when given, else
- * the workflows module at `workflowsPath` (default: ours). Throws when that module does not exist.
+ * The worker option naming the workflow code, for replaying it: a bundle when given, else the build's bundle when
+ * no workflows module is named and it is current, else the workflows module at `workflowsPath` (default: ours).
+ * Throws when that module does not exist.
  */
 export function workflowSource(opts: {
   workflowBundle?: WorkerOptions['workflowBundle'];
   workflowsPath?: string;
 }): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  return opts.workflowBundle
-    ? { workflowBundle: opts.workflowBundle }
+  if (opts.workflowBundle) return { workflowBundle: opts.workflowBundle };
+  const prebuilt = opts.workflowsPath ? undefined : prebuiltWorkflowBundle();
+  return prebuilt
+    ? { workflowBundle: { codePath: prebuilt } }
     : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
 }
 
-/** Runs a worker configured by the environment until SIGINT/SIGTERM. `address` overrides TEMPORAL_ADDRESS. */
+/**
+ * Runs a worker configured by the environment until SIGINT/SIGTERM. `address` overrides TEMPORAL_ADDRESS. Installs
+ * the SDK Runtime with the worker logger (LOG_LEVEL, LOG_FORMAT) unless the process has one; a start prints one
+ * line (address, namespace, task queue, toolsets, providers…) and nothing else at INFO.
+ */
 export async function runWorkerFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   address?: string,
@@ -101,6 +228,14 @@ export async function runWorkerFromEnv(
   const target = address ?? config.address;
   if (!target)
     throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
+  const metrics = metricsFromEnv(env);
+  const logger = installWorkerLogging({
+    level: config.logLevel,
+    format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
+    ...(metrics ? { metrics } : {}),
+  });
+  const tracing = startTracing('agent-sessions-worker', env);
+  const code = workflowCodeFromConfig(config.workflowBundle);
   const connection = await connectWorker(config, target);
   const models = modelsFromConfig(config);
   const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
@@ -111,32 +246,51 @@ export async function runWorkerFromEnv(
     tools: toolsFromToolsets(config.toolsets),
     hooks,
     ...models,
+    ...code,
+    ...(config.encryption ? { encryption: config.encryption } : {}),
+    ...(tracing ? { tracing } : {}),
   });
   const model = models.defaultModel;
-  console.error(
-    `agent-sessions worker: ${target} namespace=${config.namespace} task-queue=${config.taskQueue} toolsets=${config.toolsets.join(',') || 'none'} ` +
-      `providers=${['scripted', ...Object.keys(models.providers)].join(',')} default-model=${model ? formatModelRef(model) : 'scripted'} ` +
-      `hooks=${hooks.map((h) => h.name).join(',') || 'none'}`,
+  const start = {
+    address: target,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    toolsets: config.toolsets,
+    providers: ['scripted', ...Object.keys(models.providers)],
+    defaultModel: model ? formatModelRef(model) : 'scripted',
+    hooks: hooks.map((h) => h.name),
+    workflows: workflowCodeSource({ ...code, traced: tracing !== undefined }),
+    tracing: tracing ? 'otlp' : 'off',
+    metrics: metrics ? metrics.metrics.prometheus.bindAddress : 'off',
+    ...(config.encryption ? { encryptionKey: config.encryption.current.id } : {}),
+  };
+  logger.notice(
+    `agent-sessions worker: ${target} namespace=${start.namespace} task-queue=${start.taskQueue} toolsets=${start.toolsets.join(',') || 'none'} ` +
+      `providers=${start.providers.join(',')} default-model=${start.defaultModel} hooks=${start.hooks.join(',') || 'none'} ` +
+      `workflows=${start.workflows} tracing=${start.tracing} metrics=${start.metrics}` +
+      `${config.encryption ? ` encryption=${config.encryption.current.id}` : ''}`,
+    start,
   );
   try {
     await worker.run();
   } finally {
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 
 /**
- * A workflows module path the bundler can read: as given when it exists, else with `.ts` or `.js` appended (our
- * default path has no extension and is `.ts` under src/, `.js` under dist/; `require.resolve` alone misses `.ts`
- * when tests run through vitest). Throws naming the path.
+ * AGENT_SESSIONS_WORKFLOW_BUNDLE as worker options: `off` bundles our workflows at start, a path loads that bundle,
+ * unset leaves the default (the build's bundle from dist/). Throws naming the variable when the file is missing.
  */
-function resolveWorkflowsPath(p: string): string {
-  for (const candidate of [p, `${p}.ts`, `${p}.js`]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return path.resolve(candidate);
-  }
-  try {
-    return require.resolve(p);
-  } catch {
-    throw new Error(`workflows module not found: ${p}`);
-  }
+function workflowCodeFromConfig(
+  setting: string | undefined,
+): Pick<SessionWorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (!setting) return {};
+  if (setting.toLowerCase() === 'off') return { workflowsPath: DEFAULT_WORKFLOWS_PATH };
+  if (!existsSync(setting))
+    throw new Error(
+      `invalid configuration: AGENT_SESSIONS_WORKFLOW_BUNDLE: no such file: ${setting} (a bundle file, or "off")`,
+    );
+  return { workflowBundle: { codePath: path.resolve(setting) } };
 }

@@ -16,14 +16,16 @@ import { errorInfo } from './errors';
 /** The waterfall listener of one pre-step hook. */
 export function preStepHookListener(hook: string): PreStepListener {
   return async (ctx, next) => {
-    const out = await hookActivities.preStepHook({
-      event: 'pre-step',
-      hook,
-      sessionId: ctx.sessionId,
-      turn: ctx.turn,
-      step: ctx.step,
-      batch: [...ctx.batch],
-    });
+    const out = await hookActivities.preStepHook.executeWithOptions({ summary: `hook pre-step ${hook}` }, [
+      {
+        event: 'pre-step',
+        hook,
+        sessionId: ctx.sessionId,
+        turn: ctx.turn,
+        step: ctx.step,
+        batch: [...ctx.batch],
+      },
+    ]);
     if (out.kind === 'reject') return { kind: 'reject', reason: out.reason ?? `rejected by hook ${hook}` };
     const downstream = await next();
     if (downstream.kind !== 'enter' || out.messages.length === 0) return downstream;
@@ -45,15 +47,20 @@ export async function postToolHookCall(
   result: ToolExecResult,
 ): Promise<PostToolHookOutcome> {
   try {
-    const decision = await hookActivities.postToolHook({
-      event: 'post-tool',
-      hook,
-      sessionId: at.sessionId,
-      turn: at.turn,
-      step: at.step,
-      call: { callId: at.call.callId, name: at.call.name, arguments: at.call.arguments },
-      result: { content: result.content, ...(result.error ? { error: result.error } : {}) },
-    });
+    const decision = await hookActivities.postToolHook.executeWithOptions(
+      { summary: `hook post-tool ${hook} #${at.call.callId}` },
+      [
+        {
+          event: 'post-tool',
+          hook,
+          sessionId: at.sessionId,
+          turn: at.turn,
+          step: at.step,
+          call: { callId: at.call.callId, name: at.call.name, arguments: at.call.arguments },
+          result: { content: result.content, ...(result.error ? { error: result.error } : {}) },
+        },
+      ],
+    );
     return { kind: 'ok', result: decision };
   } catch (err) {
     return { kind: 'failed', error: errorInfo(err, ErrorCodes.PostToolHookFailed) };

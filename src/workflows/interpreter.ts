@@ -5,8 +5,15 @@
  * a settled call's post-tool hooks run outside the turn's scope, so a cancelled turn still commits real results.
  * Deterministic (workflow sandbox).
  */
-import { CancellationScope, condition, isCancellation, type WorkflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  setCurrentDetails,
+  type WorkflowInfo,
+} from '@temporalio/workflow';
 import { ErrorCodes, FailureTypes } from '../contract';
+import { currentDetails, type Waiting } from '../domain/details';
 import type { SessionDriver, DriverGenerator } from '../domain/driver';
 import type {
   Answer,
@@ -22,9 +29,11 @@ import type {
 } from '../domain/effects';
 import { failedResult } from '../domain/toolBatch';
 import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
+import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
 import { errorInfo } from './errors';
 import { postToolHookCall, preStepHookListener } from './hooks';
+import type { TurnTracing } from './telemetry';
 
 export interface AgentSessionOptions {
   /** Pre-step listeners, outermost first. */
@@ -40,14 +49,24 @@ export class EffectInterpreter {
   private canceledTurn = 0;
   /** Started tool calls of the running batch that have not been reported as settled. */
   private readonly unsettled = new Map<number, Promise<{ index: number; result: ToolExecResult }>>();
+  /** Names of the unsettled calls, by index (the current details list them). */
+  private readonly running = new Map<number, string>();
+  /** What the loop waits for, for the current details. */
+  private waiting: Waiting = { kind: 'work' };
   private readonly tools = new Resolver<ToolDescriptor[]>(
-    (names) => setupActivities.describeTools({ names }),
+    (names) =>
+      setupActivities.describeTools.executeWithOptions({ summary: `describe tools ${names.join(', ')}` }, [
+        { names },
+      ]),
     [],
     FailureTypes.UnknownTool,
     ErrorCodes.UnknownTool,
   );
   private readonly hooks = new Resolver<HookDescriptor[]>(
-    (names) => setupActivities.describeHooks({ names }),
+    (names) =>
+      setupActivities.describeHooks.executeWithOptions({ summary: `describe hooks ${names.join(', ')}` }, [
+        { names },
+      ]),
     [],
     FailureTypes.UnknownHook,
     ErrorCodes.UnknownHook,
@@ -57,6 +76,7 @@ export class EffectInterpreter {
     private readonly driver: SessionDriver,
     private readonly info: WorkflowInfo,
     private readonly options: AgentSessionOptions,
+    private readonly tracing: TurnTracing,
   ) {}
 
   /** Drives the generator to its end; `continueAsNew` performs the driver's continue-as-new effect. */
@@ -64,6 +84,7 @@ export class EffectInterpreter {
     let answer: Answer | undefined;
     for (let next = gen.next(); !next.done;) {
       const effect = next.value;
+      this.wait(waitingFor(effect, this.running));
       let failure: { err: unknown } | undefined;
       try {
         if (effect.type === 'wait-for-work') await condition(() => this.driver.hasWork());
@@ -75,6 +96,17 @@ export class EffectInterpreter {
       next = failure ? gen.throw(failure.err) : gen.next(answer as Answer);
       answer = undefined;
     }
+  }
+
+  /** Refreshes the workflow's current details (called on every event and at every effect). */
+  refreshDetails(): void {
+    setCurrentDetails(currentDetails(this.driver.core, this.waiting));
+  }
+
+  private wait(waiting: Waiting | undefined): void {
+    if (!waiting) return;
+    this.waiting = waiting;
+    this.refreshDetails();
   }
 
   /** Interrupts the running turn (called by the driver when a cancel reaches it). */
@@ -96,15 +128,21 @@ export class EffectInterpreter {
     return Promise.all([this.tools.get(config.tools ?? []), this.hooks.get(config.hooks ?? [])]);
   }
 
-  /** Runs one effect of the open turn inside the turn's cancellation scope. */
+  /** Runs one effect of the open turn inside the turn's cancellation scope (and its trace span). */
   private inTurn<T>(fn: () => Promise<T>): Promise<T> {
     const turn = this.driver.core.turn;
     if (this.scope?.turn !== turn) {
       this.scope = { turn, scope: new CancellationScope() };
       this.unsettled.clear();
+      this.running.clear();
       if (this.canceledTurn === turn) this.scope.scope.cancel();
     }
-    return this.scope.scope.run(fn);
+    const scope = this.scope.scope;
+    return this.tracing.inTurn(
+      turn,
+      () => this.driver.core.turnOpener,
+      () => scope.run(fn),
+    );
   }
 
   private async perform(
@@ -145,12 +183,17 @@ export class EffectInterpreter {
 
   private async model(call: ModelCall): Promise<Answer> {
     try {
-      const result = await modelActivities.modelStep({
-        ...call,
-        sessionId: this.info.workflowId,
-        chainId: this.info.firstExecutionRunId,
-        runId: this.info.runId,
-      });
+      const result = await modelActivities.modelStep.executeWithOptions(
+        { summary: `model ${call.turn}.${call.step} ${modelLabel(call.model)}` },
+        [
+          {
+            ...call,
+            sessionId: this.info.workflowId,
+            chainId: this.info.firstExecutionRunId,
+            runId: this.info.runId,
+          },
+        ],
+      );
       return { kind: 'ok', result };
     } catch (err) {
       return failed(err, ErrorCodes.ModelFailed);
@@ -160,15 +203,17 @@ export class EffectInterpreter {
   /** Starts a tool activity; when it settles (even after a cancel) its post-tool hooks run, not cancellable. */
   private startTool(start: ToolStart): void {
     const { call, index } = start;
-    const settled = toolActivities
-      .executeTool({
-        sessionId: this.info.workflowId,
-        turn: start.turn,
-        step: start.step,
-        callId: call.callId,
-        name: call.name,
-        arguments: call.arguments,
-      })
+    const settled = toolActivities.executeTool
+      .executeWithOptions({ summary: `tool ${call.name} #${call.callId}` }, [
+        {
+          sessionId: this.info.workflowId,
+          turn: start.turn,
+          step: start.step,
+          callId: call.callId,
+          name: call.name,
+          arguments: call.arguments,
+        },
+      ])
       .then(
         (r) => r,
         (err: unknown): ToolExecResult =>
@@ -189,11 +234,13 @@ export class EffectInterpreter {
       )
       .then((result) => ({ index, result }));
     this.unsettled.set(index, settled);
+    this.running.set(index, call.name);
   }
 
   private async nextSettled(): Promise<Answer> {
     const settled = await Promise.race(this.unsettled.values());
     this.unsettled.delete(settled.index);
+    this.running.delete(settled.index);
     return settled;
   }
 }
@@ -232,6 +279,27 @@ class Resolver<T> {
       },
     );
     return this.pending;
+  }
+}
+
+/** What an effect makes the loop wait for (undefined: nothing new to show, e.g. starting a tool). */
+function waitingFor(effect: Effect, running: ReadonlyMap<number, string>): Waiting | undefined {
+  switch (effect.type) {
+    case 'wait-for-work':
+      return { kind: 'work' };
+    case 'continue-as-new':
+      return { kind: 'continue-as-new' };
+    case 'resolve-hooks':
+    case 'resolve-tools':
+      return { kind: 'names' };
+    case 'pre-step':
+      return { kind: 'pre-step' };
+    case 'model':
+      return { kind: 'model', model: modelLabel(effect.call.model) };
+    case 'start-tool':
+      return undefined;
+    case 'tool-settled':
+      return { kind: 'tools', names: [...running.values()] };
   }
 }
 

@@ -17,11 +17,16 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  cancelSignal,
   deliverUpdate,
+  disposeSignal,
   eventsQuery,
   FailureTypes,
+  followupSignal,
+  injectSignal,
   modelContextQuery,
   stateQuery,
+  steerSignal,
   transcriptQuery,
 } from '../contract';
 import { SessionDriver, SessionRefusal, type CarriedSession } from '../domain/driver';
@@ -35,6 +40,8 @@ import {
   type SessionConfig,
 } from '../domain/wire';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
+import { setLogContext, trackLogContext } from './logging';
+import { sessionMetrics, TurnTracing } from './telemetry';
 import { Visibility } from './visibility';
 
 export type { AgentSessionOptions, CarriedSession };
@@ -67,6 +74,7 @@ class SessionWorkflow {
   private readonly previousRunId: string | undefined;
   /** Message ids of deliveries waiting for their message's turn to end (an id may be waited on twice). */
   private readonly waiting: string[] = [];
+  private readonly tracing = new TurnTracing(this.info.workflowId);
 
   constructor(
     private readonly config: SessionConfig,
@@ -81,13 +89,30 @@ class SessionWorkflow {
         newId: uuid4,
         cancelTurn: () => this.interpreter.cancelTurn(),
         continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
-        onRefused: (lane, reason) => log.warn('refused a signal payload', { lane, reason }),
+        onRefused: (lane, reason) => {
+          log.warn('refused a signal payload', { lane, reason });
+          // The metric's tag is one of the wire's names: a bad signal's name is the sender's to choose.
+          sessionMetrics.refused(WIRE_SIGNALS.has(lane) ? lane : 'other');
+        },
         onInternalError: (turn, err) => log.error('turn failed', { turn, error: String(err) }),
-        onEvent: (event) => visibility.onEvent(event),
+        onEvent: (event) => {
+          trackLogContext(event);
+          visibility.onEvent(event);
+          sessionMetrics.onEvent(event, () => {
+            const inbox = this.driver.core.inbox;
+            return { nextTurn: inbox.nextTurn.length, nextStep: inbox.nextStep.length };
+          });
+          if (event.type === 'turn/end') this.tracing.end(event.data.reason.kind);
+          // Undefined only while the driver is being built (the interpreter needs it).
+          this.interpreter?.refreshDetails();
+        },
       },
       carried,
     );
-    this.interpreter = new EffectInterpreter(this.driver, this.info, options);
+    // A run that continued as new starts mid-session: its log lines carry the turn it is in.
+    if (this.driver.core.turn > 0)
+      setLogContext({ turn: this.driver.core.turn, step: this.driver.core.step || undefined });
+    this.interpreter = new EffectInterpreter(this.driver, this.info, options, this.tracing);
     this.firstSeq = this.driver.core.lastSeq + 1;
     this.previousRunId = carried?.previousRunId;
     this.registerHandlers();
@@ -105,6 +130,7 @@ class SessionWorkflow {
     // now; one still waiting for a later turn keeps this run (the next quiet point tries again).
     await condition(() => allHandlersFinished() || this.waitingForLaterTurn());
     if (this.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
+    sessionMetrics.continuedAsNew();
     await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
       this.config,
       this.driver.carry(this.info.runId),
@@ -116,27 +142,53 @@ class SessionWorkflow {
     // One handler for every signal, registered first: Temporal hands signals that arrived before the first workflow
     // task to specific handlers one name at a time, which would put a followup before an inject sent earlier.
     // The default handler receives them all in arrival order (rule 9).
-    setDefaultSignalHandler((name: string, ...args: unknown[]) => driver.signal(name, args[0]));
+    const signal = (name: string, payload: unknown) => {
+      this.tracing.noteDelivery((payload as { message?: { id?: unknown } } | undefined)?.message?.id);
+      driver.signal(name, payload);
+    };
+    setDefaultSignalHandler((name: string, ...args: unknown[]) => signal(name, args[0]));
+    // Then the wire's signals by name, with their descriptions (the Temporal UI lists them). Registered after the
+    // default handler has taken every signal that arrived before: nothing is buffered, so order is kept.
+    for (const [def, description] of SIGNAL_DESCRIPTIONS)
+      setHandler(def, (payload: unknown) => signal(def.name, payload), { description });
     setHandler(deliverUpdate, (raw) => this.deliver(raw), {
       validator: (raw: unknown) => asFailure(() => driver.validateDeliver(raw)),
+      description:
+        'Delivers a message on a lane and returns its receipt; refuses invalid input naming the field. With `wait`, completes when the turn it entered ends.',
     });
-    setHandler(eventsQuery, (raw) =>
-      eventsPage(raw, {
-        log: driver.core.log,
-        firstSeq: this.firstSeq,
-        lastSeq: driver.core.lastSeq,
+    setHandler(
+      eventsQuery,
+      (raw) =>
+        eventsPage(raw, {
+          log: driver.core.log,
+          firstSeq: this.firstSeq,
+          lastSeq: driver.core.lastSeq,
+          ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
+        }),
+      {
+        description:
+          "A page of this run's event log: {afterSeq?, limit?} → {events, nextSeq, previousRunId?}.",
+      },
+    );
+    setHandler(stateQuery, () => driver.core.stateView(), {
+      description: 'Status, turn, step, pending message ids, refused payloads and token usage.',
+    });
+    setHandler(
+      transcriptQuery,
+      () => ({
+        ...(this.config.system !== undefined ? { system: this.config.system } : {}),
+        messages: driver.core.transcript.entries,
+        base: driver.core.transcript.base,
         ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
       }),
+      { description: 'The model-visible transcript this run holds (system prompt and messages).' },
     );
-    setHandler(stateQuery, () => driver.core.stateView());
-    setHandler(transcriptQuery, () => ({
-      ...(this.config.system !== undefined ? { system: this.config.system } : {}),
-      messages: driver.core.transcript.entries,
-      base: driver.core.transcript.base,
-      ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
-    }));
-    setHandler(modelContextQuery, (range) =>
-      modelContextPage(range, driver.core.transcript, this.previousRunId),
+    setHandler(
+      modelContextQuery,
+      (range) => modelContextPage(range, driver.core.transcript, this.previousRunId),
+      {
+        description: 'Internal: model-visible entries [from, to) for the model activity’s transcript cache.',
+      },
     );
   }
 
@@ -156,6 +208,7 @@ class SessionWorkflow {
       }
     }
     const receipt = asFailure(() => this.driver.deliver(raw));
+    if (!receipt.duplicate) this.tracing.noteDelivery(receipt.messageId);
     const wait = (raw as DeliverInput).wait;
     return wait ? this.waitForTurn(receipt, wait.timeoutMs ?? DEFAULT_WAIT_MS) : receipt;
   }
@@ -188,6 +241,20 @@ class SessionWorkflow {
     }
   }
 }
+
+const WIRE_SIGNALS = new Set(['followup', 'steer', 'inject', 'cancel', 'dispose']);
+
+/** The wire's signals (docs/protocol.md) and what the Temporal UI says of each. */
+const SIGNAL_DESCRIPTIONS = [
+  [
+    followupSignal,
+    'Queues a message for its own turn (lane followup); invalid payloads are counted and ignored.',
+  ],
+  [steerSignal, 'Delivers a message at the next step boundary and wakes the session (lane steer).'],
+  [injectSignal, 'Adds context at the next step without waking the session (lane inject).'],
+  [cancelSignal, 'Cancels the running turn: {reason?}. Running tool calls settle; pending ones are aborted.'],
+  [disposeSignal, 'Ends the session after cancelling its running turn: {}.'],
+] as const;
 
 /** Runs `body`; a SessionRefusal becomes a non-retryable ApplicationFailure of its failure type. */
 function asFailure<T>(body: () => T): T {

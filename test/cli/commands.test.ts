@@ -249,7 +249,7 @@ describe('a session driven by the CLI', () => {
     const state = await run('state', id);
     // The session's visibility row (two lines: header and row), then the state.
     expect(state.stdout.split('\n').slice(2).join('\n')).toBe(
-      'status: idle\nturn: 3  step: 1\npending next-turn: (none)\npending next-step: (none)\nrefused signals: 0\n',
+      'status: idle\nturn: 3  step: 1\npending next-turn: (none)\npending next-step: (none)\nrefused signals: 0\ntokens in/out: 0/0\n',
     );
     expect(JSON.parse((await run('state', id, '--json')).stdout)).toEqual(await sessions.state(id));
 
@@ -423,9 +423,9 @@ describe('list', () => {
     });
     const table = await run('list', '--label', label);
     const lines = table.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+STATUS\s+TURN\s+PENDING\s+MODEL\s+LAST ACTIVITY\s+AGE$/);
-    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 5))).toEqual([
-      [id, 'idle', '1', '0', 'default'],
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+TURN\s+PENDING\s+MODEL\s+TOKENS IN\/OUT\s+LAST ACTIVITY\s+AGE$/);
+    expect(lines.slice(1).map((l) => l.split(/\s{2,}/).slice(0, 6))).toEqual([
+      [id, 'idle', '1', '0', 'default', '0/0'],
     ]);
     expect((await run('list', '--label', label, '--status', 'running')).stdout).toBe('no sessions match\n');
     const state = await run('state', id);
@@ -434,6 +434,34 @@ describe('list', () => {
     expect(stateLines[1]!.split(/\s{2,}/).slice(0, 5)).toEqual([id, 'idle', '1', '0', 'default']);
     expect(stateLines[2]).toBe('status: idle');
     await run('dispose', id);
+  });
+
+  it('usage sums the tokens of the matching sessions per model, as a table and as JSON', async () => {
+    const label = `cli-usage-${newId('l').slice(-8)}`;
+    for (const n of [1, 2]) {
+      const id = newId('cli-usage');
+      const script = JSON.stringify([{ text: 'a', usage: { inputTokens: 100 * n, outputTokens: 10 * n } }]);
+      expect((await run('start', id, '--script', script, '--labels', label)).code).toBe(0);
+      expect((await run('ask', id, 'count me')).code).toBe(0);
+    }
+    const json = await waitUntil(
+      () => run('usage', '--label', label, '--json'),
+      (r) => r.stdout.includes('"inputTokens":300'),
+      'both sessions counted',
+    );
+    expect(JSON.parse(json.stdout)).toEqual({
+      sessions: 2,
+      inputTokens: 300,
+      outputTokens: 30,
+      byModel: { scripted: { sessions: 2, inputTokens: 300, outputTokens: 30 } },
+    });
+    const table = (await run('usage', '--label', label)).stdout.trimEnd().split('\n');
+    expect(table.map((l) => l.trim().split(/\s{2,}/))).toEqual([
+      ['MODEL', 'SESSIONS', 'INPUT TOKENS', 'OUTPUT TOKENS'],
+      ['scripted', '2', '300', '30'],
+      ['total', '2', '300', '30'],
+    ]);
+    expect((await run('usage', '--label', 'no-such-label')).stdout).toBe('no sessions match\n');
   });
 });
 

@@ -107,6 +107,8 @@ export interface ModelPlan {
   maxTokens?: boolean;
   /** The model activity fails after its retries (rule 26). */
   fail?: string;
+  /** Token usage the answer reports. */
+  usage?: { inputTokens?: number; outputTokens?: number };
 }
 
 export interface Script {
@@ -382,6 +384,7 @@ export class InMemorySession {
         text: plan.text ?? '',
         toolCalls: calls,
         finish: plan.maxTokens ? 'max-tokens' : calls.length ? 'tool-calls' : 'stop',
+        ...(plan.usage ? { usage: plan.usage } : {}),
       },
     };
   }

@@ -46,8 +46,14 @@ export async function startSessionTestEnv(
     worker,
     taskQueue,
     recorder,
+    // The time-skipping server has no search attributes: its clients do not look for them (nor warn).
     sessions: (workflowType) =>
-      new SessionClient({ client: env.client, taskQueue, ...(workflowType ? { workflowType } : {}) }),
+      new SessionClient({
+        client: env.client,
+        taskQueue,
+        ...(workflowType ? { workflowType } : {}),
+        ...(kind === 'dev' ? {} : { searchAttributes: 'off' as const }),
+      }),
     async teardown() {
       worker.shutdown();
       await running;

@@ -127,6 +127,7 @@ describe('delivery', () => {
       pending: { nextTurn: [], nextStep: ['A'] },
       refused: 2,
       lastRefusal: 'x'.repeat(1000),
+      usage: { inputTokens: 0, outputTokens: 0, steps: 0, byModel: {} },
     });
   });
 

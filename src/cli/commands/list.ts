@@ -4,55 +4,69 @@
  * by cli-table3 without borders, like other operator CLIs print lists.
  */
 import Table from 'cli-table3';
-import type { SessionRow } from '../../client';
-import { boolOpt, intOpt, stringOpt } from '../args';
+import type { SessionListFilters, SessionRow } from '../../client';
+import { boolOpt, intOpt, stringOpt, type OptionSpec, type Parsed } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { UsageError } from '../errors';
 
 const STATUSES = ['idle', 'running', 'disposed'] as const;
 
+/** The filter options `list` and `usage` share. */
+export const FILTER_OPTIONS: OptionSpec = {
+  status: { type: 'string' },
+  label: { type: 'string' },
+  model: { type: 'string' },
+  'idle-for': { type: 'string' },
+  query: { type: 'string' },
+};
+
+export const FILTER_HELP = [
+  '  --status S       idle, running or disposed (default: every session not disposed)',
+  '  --label L        sessions started with this label (SessionConfig.labels)',
+  '  --model M        by model: scripted, local, openai:gpt-4o-mini, default (none named), …',
+  '  --idle-for D     idle sessions whose last activity is older than D (e.g. 90s, 15m, 2h, 1d)',
+  '  --query Q        a raw Temporal visibility query, ANDed with the rest',
+];
+
+/** The visibility filters of the parsed options; throws a UsageError naming a bad one. */
+export function listFilters(p: Parsed): Omit<SessionListFilters, 'limit'> {
+  if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
+  const status = stringOpt(p, 'status');
+  if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
+    throw new UsageError(`invalid --status "${status}": idle, running or disposed`);
+  const idleFor = stringOpt(p, 'idle-for');
+  const idleForMs = idleFor === undefined ? undefined : parseDuration(idleFor);
+  return {
+    ...(status !== undefined ? { status: status as (typeof STATUSES)[number] } : {}),
+    ...optional('label', stringOpt(p, 'label')),
+    ...optional('model', stringOpt(p, 'model')),
+    ...optional('query', stringOpt(p, 'query')),
+    ...(idleForMs !== undefined ? { idleForMs } : {}),
+  };
+}
+
 export const listCommand: Command = {
   name: 'list',
-  summary: 'list sessions (Temporal visibility): id, status, turn, pending, model, last activity, age',
+  summary:
+    'list sessions (Temporal visibility): id, status, turn, pending, model, tokens, last activity, age',
   usage:
     'agent-sessions list [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--limit N] [--json]',
   details: [
     'options:',
-    '  --status S       idle, running or disposed (default: every session not disposed)',
-    '  --label L        sessions started with this label (SessionConfig.labels)',
-    '  --model M        by model: scripted, local, openai:gpt-4o-mini, default (none named), …',
-    '  --idle-for D     idle sessions whose last activity is older than D (e.g. 90s, 15m, 2h, 1d)',
-    '  --query Q        a raw Temporal visibility query, ANDed with the rest',
+    ...FILTER_HELP,
     '  --limit N        at most N sessions, newest first (default 50)',
     '  --json           one JSON object per session',
   ].join('\n'),
   options: {
-    status: { type: 'string' },
-    label: { type: 'string' },
-    model: { type: 'string' },
-    'idle-for': { type: 'string' },
-    query: { type: 'string' },
+    ...FILTER_OPTIONS,
     limit: { type: 'string' },
     json: { type: 'boolean' },
   },
   connects: true,
   async run(p) {
-    if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
-    const status = stringOpt(p, 'status');
-    if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
-      throw new UsageError(`invalid --status "${status}": idle, running or disposed`);
-    const idleFor = stringOpt(p, 'idle-for');
-    const idleForMs = idleFor === undefined ? undefined : parseDuration(idleFor);
     const limit = intOpt(p, 'limit', 1);
-    const filters = {
-      ...(status !== undefined ? { status: status as (typeof STATUSES)[number] } : {}),
-      ...optional('label', stringOpt(p, 'label')),
-      ...optional('model', stringOpt(p, 'model')),
-      ...optional('query', stringOpt(p, 'query')),
-      ...(idleForMs !== undefined ? { idleForMs } : {}),
-      ...(limit !== undefined ? { limit } : {}),
-    };
+    const filters = { ...listFilters(p), ...(limit !== undefined ? { limit } : {}) };
     return withSessions(p, async (sessions) => {
       const { sessions: rows, more } = await sessions.list(filters);
       if (boolOpt(p, 'json')) {
@@ -68,27 +82,16 @@ export const listCommand: Command = {
 
 /** The rows as a borderless table with a header. */
 export function sessionTable(rows: readonly SessionRow[], now = Date.now()): string {
-  const table = new Table({
-    head: ['ID', 'STATUS', 'TURN', 'PENDING', 'MODEL', 'LAST ACTIVITY', 'AGE'],
-    chars: {
-      top: '',
-      'top-mid': '',
-      'top-left': '',
-      'top-right': '',
-      bottom: '',
-      'bottom-mid': '',
-      'bottom-left': '',
-      'bottom-right': '',
-      left: '',
-      'left-mid': '',
-      mid: '',
-      'mid-mid': '',
-      right: '',
-      'right-mid': '',
-      middle: '  ',
-    },
-    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
-  });
+  const table = borderlessTable([
+    'ID',
+    'STATUS',
+    'TURN',
+    'PENDING',
+    'MODEL',
+    'TOKENS IN/OUT',
+    'LAST ACTIVITY',
+    'AGE',
+  ]);
   for (const r of rows)
     table.push([
       r.id,
@@ -96,10 +99,33 @@ export function sessionTable(rows: readonly SessionRow[], now = Date.now()): str
       r.turn ?? '-',
       r.pending ?? '-',
       r.model ?? '-',
+      r.inputTokens !== undefined ? `${r.inputTokens}/${r.outputTokens ?? 0}` : '-',
       r.lastActivity ? `${ago(now - Date.parse(r.lastActivity))} ago` : '-',
       ago(now - Date.parse(r.startTime)),
     ]);
   return rows.length ? table.toString() : 'no sessions match';
+}
+
+/** A cli-table3 table without borders, columns two spaces apart, the way operator CLIs print lists. */
+export function borderlessTable(head: string[]): Table.Table {
+  const none = [
+    'top',
+    'top-mid',
+    'top-left',
+    'top-right',
+    'bottom',
+    'bottom-mid',
+    'bottom-left',
+    'bottom-right',
+  ];
+  const chars = Object.fromEntries(
+    [...none, 'left', 'left-mid', 'mid', 'mid-mid', 'right', 'right-mid'].map((k) => [k, '']),
+  );
+  return new Table({
+    head,
+    chars: { ...chars, middle: '  ' },
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+  });
 }
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {

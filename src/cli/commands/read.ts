@@ -31,7 +31,7 @@ export const eventsCommand: Command = {
 
 export const stateCommand: Command = {
   name: 'state',
-  summary: 'print the session state: status, turn, step, pending ids, refused signals',
+  summary: 'print the session state: status, turn, step, pending ids, refused signals, token usage',
   usage: 'agent-sessions state <id> [--json]',
   details: 'options:\n  --json         the `state` query result as JSON',
   options: { json: { type: 'boolean' } },
@@ -53,6 +53,15 @@ export const stateCommand: Command = {
       out(`pending next-turn: ${list(state.pending.nextTurn)}`);
       out(`pending next-step: ${list(state.pending.nextStep)}`);
       out(`refused signals: ${state.refused}${state.lastRefusal ? ` (last: ${state.lastRefusal})` : ''}`);
+      // Absent from sessions whose worker predates usage accounting.
+      if (state.usage) {
+        const models = Object.entries(state.usage.byModel).map(
+          ([model, u]) => `${model} ${u.inputTokens}/${u.outputTokens}`,
+        );
+        out(
+          `tokens in/out: ${state.usage.inputTokens}/${state.usage.outputTokens}${models.length ? ` (${models.join(', ')})` : ''}`,
+        );
+      }
       return 0;
     });
   },

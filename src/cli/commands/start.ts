@@ -13,19 +13,21 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b]',
   details: [
     'options:',
     '  --model M      scripted (default), local, or provider:model, provider one of openai, anthropic, openai-compatible, local',
     '  --tools LIST   comma-separated tool names registered on the worker (e.g. echo,sleep,emit_context)',
     '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
     '  --system TEXT  system prompt',
+    '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
   ].join('\n'),
   options: {
     model: { type: 'string' },
     tools: { type: 'string' },
     script: { type: 'string' },
     system: { type: 'string' },
+    labels: { type: 'string' },
   },
   connects: true,
   async run(p) {
@@ -61,6 +63,8 @@ function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
   if (tools !== undefined) config.tools = parseTools(tools);
   const system = stringOpt(p, 'system');
   if (system !== undefined) config.system = system;
+  const labels = stringOpt(p, 'labels');
+  if (labels !== undefined) config.labels = labels.split(',').map((l) => l.trim());
   return config;
 }
 

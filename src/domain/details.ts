@@ -1,0 +1,71 @@
+/**
+ * What the Temporal UI shows of a session while it runs (the workflow's "current details", Temporal markdown):
+ * status, turn and step, what the loop waits for, pending lanes, the last turn's error, usage so far. Built from the
+ * core's state at each effect; pure, so the workflow and tests share it.
+ */
+import type { TurnEndReason } from './events';
+import type { SessionCore } from './session';
+
+/** What the loop is waiting for at this moment. */
+export type Waiting =
+  | { kind: 'work' }
+  | { kind: 'names' }
+  | { kind: 'pre-step' }
+  | { kind: 'model'; model: string }
+  | { kind: 'tools'; names: readonly string[] }
+  | { kind: 'continue-as-new' };
+
+export function currentDetails(core: SessionCore, waiting: Waiting): string {
+  const view = core.stateView();
+  const head =
+    view.status === 'running'
+      ? `**running** · turn ${view.turn} · step ${view.step}`
+      : `**${view.status}** · ${view.turn} turn${view.turn === 1 ? '' : 's'}`;
+  const lines = [`${head} · ${describeWaiting(waiting)}`];
+  const { nextTurn, nextStep } = view.pending;
+  if (nextTurn.length + nextStep.length > 0)
+    lines.push(`pending: ${nextTurn.length} for the next turn · ${nextStep.length} for the next step`);
+  const last = core.lastTurnEnd();
+  if (last && last.reason.kind !== 'completed')
+    lines.push(`last turn (${last.turn}): ${describeEnd(last.reason)}`);
+  if (view.usage.steps > 0)
+    lines.push(`usage: ${view.usage.inputTokens} input · ${view.usage.outputTokens} output tokens`);
+  if (view.refused > 0) lines.push(`refused payloads: ${view.refused}`);
+  return lines.join('\n');
+}
+
+function describeWaiting(w: Waiting): string {
+  switch (w.kind) {
+    case 'work':
+      return 'waiting for a message';
+    case 'names':
+      return "checking the session's tools and hooks";
+    case 'pre-step':
+      return 'running pre-step listeners';
+    case 'model':
+      return `waiting for the model (${w.model})`;
+    case 'tools':
+      return w.names.length ? `running tools: ${w.names.join(', ')}` : 'running tools';
+    case 'continue-as-new':
+      return 'continuing as new';
+  }
+}
+
+/** A turn's end reason in one line (`error MODEL_FAILED: …`). */
+export function describeEnd(reason: TurnEndReason): string {
+  switch (reason.kind) {
+    case 'completed':
+    case 'max-tokens':
+      return reason.kind;
+    case 'aborted':
+      return `aborted (${reason.reason.kind})`;
+    case 'blocked':
+      return reason.message ? `blocked: ${reason.message}` : 'blocked';
+    case 'error':
+      return `error ${reason.error.code}: ${truncate(reason.error.message, 200)}`;
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
