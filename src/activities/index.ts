@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
 import { toBlocks } from '../domain/messages';
 import type { ModelSpec } from '../domain/wire';
+import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
 import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
 import { PROVIDER_SETUP } from './providers/setup';
@@ -52,6 +53,8 @@ const readFromWorkflow: ContextReader = (sessionId, runId, from, to) =>
 /** Heartbeat interval of long activities; the workflow's heartbeat timeouts are a few times this. */
 export const HEARTBEAT_EVERY_MS = 1000;
 
+export { GENUINE_ATTEMPTS } from './attempts';
+
 export function createActivities(deps: ActivityDeps) {
   const transcripts = deps.transcripts ?? new TranscriptCache(readFromWorkflow);
   const hooks = deps.hooks ?? new HookRegistry();
@@ -61,36 +64,41 @@ export function createActivities(deps: ActivityDeps) {
   };
   const defaultModel = deps.defaultModel ?? SCRIPTED_DEFAULT_MODEL;
 
+  async function modelStep(input: ModelStepInput, attempt: Attempt): Promise<ModelStepResult> {
+    const model = input.model ?? defaultModel;
+    const provider = providers[model.provider];
+    if (!provider) {
+      throw ApplicationFailure.create({
+        type: FailureTypes.ModelRequestInvalid,
+        nonRetryable: true,
+        message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
+      });
+    }
+    const {
+      prefix: _prefix,
+      newEntries: _new,
+      hash: _hash,
+      chainId: _chain,
+      runId: _run,
+      model: _model,
+      ...request
+    } = input;
+    const messages = await transcripts.assemble(input);
+    const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
+      const spec = deps.tools.spec(name);
+      return spec ? [spec] : [];
+    });
+    return provider.step({ ...request, model, toolSpecs, messages }, activityCallContext(attempt));
+  }
+
   return {
     /**
      * One model request, answered by the session's model or the worker's default. Provider failures arrive as
-     * named ApplicationFailures (retryable or not); an unconfigured provider fails at once saying what to set.
+     * named ApplicationFailures (retryable or not); an unconfigured provider fails at once saying what to set. The
+     * fifth retryable failure of one request is final (GENUINE_ATTEMPTS); a lost worker does not count.
      */
     async modelStep(input: ModelStepInput): Promise<ModelStepResult> {
-      const model = input.model ?? defaultModel;
-      const provider = providers[model.provider];
-      if (!provider) {
-        throw ApplicationFailure.create({
-          type: FailureTypes.ModelRequestInvalid,
-          nonRetryable: true,
-          message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
-        });
-      }
-      const {
-        prefix: _prefix,
-        newEntries: _new,
-        hash: _hash,
-        chainId: _chain,
-        runId: _run,
-        model: _model,
-        ...request
-      } = input;
-      const messages = await transcripts.assemble(input);
-      const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
-        const spec = deps.tools.spec(name);
-        return spec ? [spec] : [];
-      });
-      return provider.step({ ...request, model, toolSpecs, messages }, activityCallContext());
+      return withAttemptBudget(GENUINE_ATTEMPTS.modelStep, (attempt) => modelStep(input, attempt));
     },
 
     /** Resolves the session's hook names against this worker's registry; unknown names fail at once. */
@@ -108,12 +116,16 @@ export function createActivities(deps: ActivityDeps) {
 
     /** One pre-step hook call (a listener of the waterfall); failures are named ApplicationFailures. */
     async preStepHook(input: PreStepHookInput): Promise<PreStepHookResult> {
-      return withHookContext((ctx) => runPreStepHook(registered(hooks, input.hook), input, ctx));
+      return withAttemptBudget(GENUINE_ATTEMPTS.preStepHook, (attempt) =>
+        runPreStepHook(registered(hooks, input.hook), input, hookContext(attempt)),
+      );
     },
 
     /** One post-tool hook call on a finished tool result; failures are named ApplicationFailures. */
     async postToolHook(input: PostToolHookInput): Promise<PostToolHookResult> {
-      return withHookContext((ctx) => runPostToolHook(registered(hooks, input.hook), input, ctx));
+      return withAttemptBudget(GENUINE_ATTEMPTS.postToolHook, (attempt) =>
+        runPostToolHook(registered(hooks, input.hook), input, hookContext(attempt)),
+      );
     },
 
     /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */
@@ -129,29 +141,34 @@ export function createActivities(deps: ActivityDeps) {
       return input.names.map((name) => ({ name, exclusive: deps.tools.get(name)?.exclusive === true }));
     },
 
-    /** One tool call; every tool failure is returned as data for the model to read. */
+    /**
+     * One tool call; every tool failure is returned as data for the model to read. The call heartbeats every second
+     * by itself, so only a lost worker (or a tool blocking the event loop) times it out.
+     */
     async executeTool(input: ToolExecInput): Promise<ToolExecResult> {
-      const base = activityCallContext();
-      // Messages a tool sends into its own session get ids derived from the call, so a retried activity does not
-      // deliver them twice (the session ignores ids it has seen, rule 4).
-      let sent = 0;
-      const send = (lane: 'inject' | 'steer', m: ToolMessage) =>
-        sendToOwnSession(
-          lane,
-          input.sessionId,
-          { ...m, id: m.id ?? `${input.callId}:${lane}:${sent++}` },
-          input.callId,
-        );
-      const runtime: ToolRuntime = {
-        ...base,
-        sessionId: input.sessionId,
-        callId: input.callId,
-        turn: input.turn,
-        step: input.step,
-        inject: (m) => send('inject', m),
-        steer: (m) => send('steer', m),
-      };
-      return runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
+      return withAttemptBudget(GENUINE_ATTEMPTS.executeTool, (attempt) => {
+        const base = activityCallContext(attempt);
+        // Messages a tool sends into its own session get ids derived from the call, so a retried activity does not
+        // deliver them twice (the session ignores ids it has seen, rule 4).
+        let sent = 0;
+        const send = (lane: 'inject' | 'steer', m: ToolMessage) =>
+          sendToOwnSession(
+            lane,
+            input.sessionId,
+            { ...m, id: m.id ?? `${input.callId}:${lane}:${sent++}` },
+            input.callId,
+          );
+        const runtime: ToolRuntime = {
+          ...base,
+          sessionId: input.sessionId,
+          callId: input.callId,
+          turn: input.turn,
+          step: input.step,
+          inject: (m) => send('inject', m),
+          steer: (m) => send('steer', m),
+        };
+        return runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
+      });
     },
   };
 }
@@ -170,34 +187,32 @@ function registered(hooks: HookRegistry, name: string) {
   return hook;
 }
 
-/** Runs a hook call with the activity's abort signal, heartbeating every second so a cancel reaches it. */
-async function withHookContext<T>(body: (ctx: HookCallContext) => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  ctx.heartbeat();
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-  try {
-    return await body({ signal: ctx.cancellationSignal, heartbeat: (d?: unknown) => ctx.heartbeat(d) });
-  } finally {
-    clearInterval(timer);
-  }
+/**
+ * A hook call's context: the activity's abort signal and heartbeats that carry the attempt's count. It heartbeats at
+ * once, and the attempt every second after, so a cancel reaches it.
+ */
+function hookContext(attempt: Attempt): HookCallContext {
+  attempt.beat();
+  return { signal: Context.current().cancellationSignal, heartbeat: (d?: unknown) => attempt.beat(d) };
 }
 
-function activityCallContext(): ModelCallContext {
+/** What a provider or a tool gets: the abort signal, and heartbeats that carry the attempt's count. */
+function activityCallContext(attempt: Attempt): ModelCallContext {
   const ctx = Context.current();
   return {
     signal: ctx.cancellationSignal,
-    heartbeat: (details?: unknown) => ctx.heartbeat(details),
-    sleep: (ms: number) => heartbeatingSleep(ctx, ms),
+    heartbeat: (details?: unknown) => attempt.beat(details),
+    sleep: (ms: number) => heartbeatingSleep(ctx, attempt, ms),
   };
 }
 
-/** Sleeps in slices, heartbeating between them, so a cancel is learned within a heartbeat. */
-async function heartbeatingSleep(ctx: Context, ms: number): Promise<void> {
+/** Sleeps in slices, heartbeating between them (with the last details given), so a cancel is learned promptly. */
+async function heartbeatingSleep(ctx: Context, attempt: Attempt, ms: number): Promise<void> {
   const until = Date.now() + ms;
   for (;;) {
     const left = until - Date.now();
     if (left <= 0) return;
-    ctx.heartbeat();
+    attempt.pulse();
     await ctx.sleep(Math.min(left, HEARTBEAT_EVERY_MS));
   }
 }

@@ -7,6 +7,14 @@ import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow'
 import type { SessionActivities } from '../activities';
 import { FailureTypes } from '../contract';
 
+/**
+ * Attempts allowed on top of a call's own budget for attempts lost with their worker (a heartbeat timeout). The
+ * activities count their own failures and make the last one of their budget final (src/activities/attempts.ts:
+ * model 5, tools 3, hooks 3, the numbers below), so worker loss does not use up that budget; this bounds how often
+ * a call that takes its worker down every time is tried, and `scheduleToCloseTimeout` bounds how long.
+ */
+const WORKER_LOSS_RETRIES = 20;
+
 const nonRetryableErrorTypes = [
   FailureTypes.ModelRequestInvalid,
   FailureTypes.UnknownTool,
@@ -19,6 +27,7 @@ const nonRetryableErrorTypes = [
 
 export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep'>>({
   startToCloseTimeout: '10 minutes',
+  scheduleToCloseTimeout: '1 hour',
   heartbeatTimeout: '10 seconds',
   // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -26,20 +35,21 @@ export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelSte
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
-    maximumAttempts: 5,
+    maximumAttempts: 5 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
 });
 
 export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTool'>>({
   startToCloseTimeout: '30 minutes',
+  scheduleToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
-    maximumAttempts: 3,
+    maximumAttempts: 3 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
 });
@@ -56,13 +66,14 @@ export const setupActivities = proxyActivities<Pick<SessionActivities, 'describe
  */
 export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHook' | 'postToolHook'>>({
   startToCloseTimeout: '5 minutes',
+  scheduleToCloseTimeout: '30 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.TRY_CANCEL,
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
-    maximumAttempts: 3,
+    maximumAttempts: 3 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
 });
