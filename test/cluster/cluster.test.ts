@@ -1,42 +1,61 @@
 /**
  * The cluster tier (issue 14, part 2): sessions on a real Temporal cluster — PostgreSQL 15 and the four Temporal
- * services as separate processes, started by `scripts/cluster.sh up` before this runs — served by several worker
- * processes that are the real CLI (`node bin/agent-sessions.js worker`, compiled code from dist/) on one task queue.
+ * services as separate processes, started by `scripts/cluster.sh up` (the tier's global setup runs it when the
+ * cluster is not up) — served by several worker processes that are the real CLI (`node bin/agent-sessions.js
+ * worker`, compiled code from dist/) on one task queue.
  *
  * Faults, each in the middle of a turn (a scripted model call that takes 3 s): a worker SIGKILLed while the other
  * takes over; the history service SIGKILLed and started again (`scripts/cluster.sh up` restarts only what is
- * missing); PostgreSQL restarted with `pg_ctl restart -m immediate`. Messages are sent while each part is down
- * (signals and `deliver` updates, some with a short deadline): each one is either acknowledged once the part is
- * back, or refused to the caller with an error — and a refused one, sent again with its id, lands once. At the end
- * every session's log passes assertLogValid, holds each message exactly once and no doubled answer or tool result,
- * and every recorded history replays with the current workflow code.
+ * missing); PostgreSQL restarted with `pg_ctl restart -m immediate`; the frontend SIGKILLed and started again.
+ * Messages are sent while each part is down (signals and `deliver` updates, some with a 1 s deadline): each one is
+ * either acknowledged once the part is back, or refused to the caller with an error that names a gRPC status
+ * meaning "not now" (UNAVAILABLE, DEADLINE_EXCEEDED) — never a verdict on the message — and a refused one, sent
+ * again with its id, lands once. While the frontend is down, nothing can acknowledge: the messages with a deadline
+ * are refused there, every time. At the end every session's log passes assertLogValid, holds each message exactly
+ * once with the content sent, and no doubled answer or tool result, and every recorded history replays with the
+ * current workflow code. The search attributes the cluster registers carry each session's status to visibility
+ * (`SessionClient.list`).
  *
- * Waits are on queries and describe calls, never fixed sleeps. The measured figures (time to recover after each
- * kill, what happened to each message sent while a part was down) are printed as JSON at the end and written to
- * <cluster dir>/test-figures.json; nothing asserts on wall-clock time.
+ * Waits are on queries, describe and list calls, never fixed sleeps. The measured figures (time to recover after
+ * each kill, what happened to each message sent while a part was down) are printed as JSON at the end and written
+ * to <cluster dir>/test-figures.json; nothing asserts on wall-clock time.
  *
- * Run: `bash scripts/cluster.sh up && npm run test:cluster` (builds dist/ first), then `bash scripts/cluster.sh down`.
+ * Run: `npm run test:cluster` (builds dist/ first; brings the cluster up and down unless it was already up).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SessionClient } from '../../src/client';
+import {
+  DeliveryRejectedError,
+  InvalidInputError,
+  SessionClient,
+  SessionDisposedError,
+  SessionNotFoundError,
+} from '../../src/client';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid, exportHistory, replayHistories } from '../../src/testing';
+import {
+  cluster,
+  clusterEnv as readClusterEnv,
+  describeError,
+  eventually,
+  grpcStatusOf,
+  ROOT,
+  startWorker as startWorkerProcess,
+  type WorkerProcess,
+} from './support';
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'bin/agent-sessions.js');
-const SCRIPT = path.join(ROOT, 'scripts/cluster.sh');
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 const taskQueue = `cluster-${randomUUID()}`;
-const run = promisify(execFile);
+/** The label every session of this run carries, so `list` finds exactly them. */
+const runLabel = `tier-${randomUUID().slice(0, 8)}`;
+/** gRPC statuses that tell a caller "not now, try again": the only refusals a part being down may cause. */
+const TRANSIENT_STATUSES = ['UNAVAILABLE', 'DEADLINE_EXCEEDED'];
 
 let clusterEnv: Record<string, string>;
 let connection: Connection;
@@ -44,102 +63,27 @@ let sessions: SessionClient;
 const workers = new Set<WorkerProcess>();
 /** Every session the tier started, for the final log and replay checks. */
 const sessionIds: string[] = [];
-/** Every message id the tier sent (and was not refused for good), per session. */
-const sentIds = new Map<string, Set<string>>();
+/** Every message id the tier sent (and was not refused for good), per session, with the text it carried. */
+const sentIds = new Map<string, Map<string, string>>();
+/** Every message sent while a part was down, over all faults. */
+const allSentWhileDown: Sent[] = [];
 const figures: Record<string, unknown> = { taskQueue };
 
-interface WorkerProcess {
-  child: ChildProcess;
-  /** The Temporal identity of the worker (the SDK default, pid@hostname). */
-  identity: string;
-  exited: Promise<void>;
-  output(): string;
-}
-
-/** Runs scripts/cluster.sh; resolves with its stdout, rejects with its output. */
-async function cluster(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('bash', [SCRIPT, ...args], { cwd: ROOT, maxBuffer: 4 << 20 });
-    return stdout;
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(
-      `scripts/cluster.sh ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`,
-    );
-  }
-}
-
-/** Starts `agent-sessions worker` against the cluster and resolves once it is polling. */
-async function startWorker(): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: clusterEnv.TEMPORAL_ADDRESS,
-      TEMPORAL_NAMESPACE: clusterEnv.TEMPORAL_NAMESPACE,
+/** Starts `agent-sessions worker` on the tier's task queue and resolves once it is polling. */
+function startWorker(): Promise<WorkerProcess> {
+  return startWorkerProcess(
+    {
+      TEMPORAL_ADDRESS: clusterEnv.TEMPORAL_ADDRESS!,
+      TEMPORAL_NAMESPACE: clusterEnv.TEMPORAL_NAMESPACE!,
       TASK_QUEUE: taskQueue,
-      AGENT_SESSIONS_TOOLSETS: 'testing',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const worker: WorkerProcess = {
-    child,
-    identity: `${child.pid}@${os.hostname()}`,
-    exited,
-    output: () => tail,
-  };
-  workers.add(worker);
-  void exited.then(() => workers.delete(worker));
-  // The worker prints its banner after the workflow bundle is built, right before it starts polling.
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${tail}`);
-      return tail.includes('agent-sessions worker:');
-    },
-    (ready) => ready,
-    'a worker to start',
-    120_000,
+    workers,
   );
-  return worker;
 }
 
 async function kill(worker: WorkerProcess): Promise<void> {
   worker.child.kill('SIGKILL');
   await worker.exited;
-}
-
-/**
- * Polls `read` until `done` holds, for up to `timeoutMs`; a failing read (a part of the cluster restarting) counts
- * as not done. Throws with the last value or error.
- */
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = value;
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('worker exited early')) throw err;
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const shown = last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000);
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${shown}`);
 }
 
 /** The running activity of `type` of the session (not merely scheduled), once there is one. */
@@ -169,25 +113,32 @@ async function settle(id: string, turns: number, timeoutMs = 90_000): Promise<Se
 /** Starts a session whose first model call takes `delayMs` (a turn to kill things in), and sends its first message. */
 async function startSlowSession(prefix: string, text: string, delayMs = 3_000): Promise<string> {
   const id = `${prefix}-${randomUUID()}`;
-  await sessions.start(id, { model: { provider: 'scripted', steps: [{ text, delayMs }] } });
+  await sessions.start(id, {
+    model: { provider: 'scripted', steps: [{ text, delayMs }] },
+    labels: [runLabel],
+  });
   sessionIds.push(id);
   await sessions.followup(id, { id: `${id}/first`, content: 'first' });
-  remember(id, `${id}/first`);
+  remember(id, `${id}/first`, 'first');
   return id;
 }
 
-function remember(id: string, messageId: string): void {
-  if (!sentIds.has(id)) sentIds.set(id, new Set());
-  sentIds.get(id)!.add(messageId);
+function remember(id: string, messageId: string, content: string): void {
+  if (!sentIds.has(id)) sentIds.set(id, new Map());
+  sentIds.get(id)!.set(messageId, content);
 }
 
 /** One message sent while a part of the cluster was down, and what the caller was told. */
 interface Sent {
   id: string;
-  via: 'signal' | 'update' | 'signal, 1 s deadline';
+  via: 'signal' | 'update' | 'signal, 1 s deadline' | 'update, 1 s deadline';
   /** acked: the call returned; refused: it threw (sent again with the same id after recovery). */
   outcome?: 'acked' | 'refused';
+  /** For a refusal: the error and its causes, and the gRPC status among them. */
   error?: string;
+  status?: string;
+  /** The error's class (kept out of the JSON figures). */
+  errorClass?: unknown;
   /** ms from the fault to the caller's answer. */
   answeredAfterMs?: number;
   /** deliver's receipt (updates only). */
@@ -197,55 +148,68 @@ interface Sent {
 }
 
 /**
- * Sends messages to `id` without waiting (a followup signal, a `deliver` update, and a signal with a 1 s deadline);
- * returns their records and a promise that settles when every caller has had its answer.
+ * Sends messages to `id` without waiting (a followup signal, a `deliver` update, and each with a 1 s deadline);
+ * returns their records and, per message, a promise that settles when its caller has had its answer.
  */
 function sendWhileDown(
   id: string,
   label: string,
   faultAt: number,
-): { sent: Sent[]; answered: Promise<void> } {
+): { sent: Sent[]; answers: Map<Sent, Promise<void>>; answered: Promise<void> } {
   const sent: Sent[] = [
     { id: `${id}/${label}-signal`, via: 'signal' },
     { id: `${id}/${label}-update`, via: 'update' },
     { id: `${id}/${label}-signal-deadline`, via: 'signal, 1 s deadline' },
+    { id: `${id}/${label}-update-deadline`, via: 'update, 1 s deadline' },
   ];
   const send = async (s: Sent) => {
     const message = { id: s.id, content: s.id };
+    const withDeadline = <T>(fn: () => Promise<T>) => sessions.client.withDeadline(Date.now() + 1_000, fn);
     try {
       if (s.via === 'update') s.duplicate = (await sessions.deliver(id, 'followup', message)).duplicate;
       else if (s.via === 'signal') await sessions.followup(id, message);
-      else await sessions.client.withDeadline(Date.now() + 1_000, () => sessions.followup(id, message));
+      else if (s.via === 'signal, 1 s deadline') await withDeadline(() => sessions.followup(id, message));
+      else s.duplicate = (await withDeadline(() => sessions.deliver(id, 'followup', message))).duplicate;
       s.outcome = 'acked';
     } catch (err) {
       s.outcome = 'refused';
       s.error = describeError(err);
+      s.status = grpcStatusOf(err);
+      Object.defineProperty(s, 'errorClass', { value: err, enumerable: false });
     }
     s.answeredAfterMs = Date.now() - faultAt;
-    remember(id, s.id);
+    remember(id, s.id, s.id);
   };
-  return { sent, answered: Promise.all(sent.map(send)).then(() => undefined) };
+  allSentWhileDown.push(...sent);
+  const answers = new Map(sent.map((s) => [s, send(s)] as const));
+  return { sent, answers, answered: Promise.all(answers.values()).then(() => undefined) };
 }
 
-/** An error and its causes, one `Name: message` each (the gRPC status is in the cause). */
-function describeError(err: unknown): string {
-  const parts: string[] = [];
-  for (
-    let e = err as Error | undefined;
-    e instanceof Error && parts.length < 4;
-    e = e.cause as Error | undefined
-  )
-    parts.push(`${e.name}: ${e.message}`);
-  return parts.join(' <- ').slice(0, 400);
+/**
+ * A refusal is clear: the error names a gRPC status that means "not now" (the caller sends again with the id), and
+ * it is none of the client's verdicts on the session or the message (not found, disposed, rejected, invalid).
+ */
+function expectClearRefusal(s: Sent): void {
+  expect(s.error, `the error given for ${s.id}`).toMatch(/\w+: .{8,}/);
+  expect(TRANSIENT_STATUSES, `the gRPC status of the refusal of ${s.id} (${s.error})`).toContain(s.status);
+  for (const verdict of [
+    SessionNotFoundError,
+    SessionDisposedError,
+    DeliveryRejectedError,
+    InvalidInputError,
+  ])
+    expect(s.errorClass, `${s.id} refused with ${s.error}`).not.toBeInstanceOf(verdict);
 }
 
 /** Sends each refused message again with its id (what a caller does after an error) and records the receipt. */
 async function resendRefused(id: string, sent: Sent[]): Promise<void> {
   for (const s of sent.filter((x) => x.outcome === 'refused')) {
-    expect(s.error, `the error given for ${s.id}`).toMatch(/\w+: .{8,}/);
+    expectClearRefusal(s);
     const receipt = await sessions.deliver(id, 'followup', { id: s.id, content: s.id });
     s.resent = receipt.duplicate ? 'acked as duplicate' : 'acked';
   }
+  // Every caller had an answer: acknowledged or refused, nothing left pending.
+  for (const s of sent) expect(['acked', 'refused'], s.id).toContain(s.outcome);
 }
 
 /**
@@ -286,10 +250,12 @@ function firstTurnEndAfter(events: readonly SessionEvent[], since: number): numb
   return events.find((e) => e.type === 'turn/end')!.time - since;
 }
 
-/** Never lost: every id sent to the session is one user/message of its log. */
+/** Never lost: every id sent to the session is one user/message of its log, with the text it was sent with. */
 function expectEveryMessageOnce(id: string, events: readonly SessionEvent[]): void {
-  const userIds = events.flatMap((e) => (e.type === 'user/message' ? [e.data.message.id] : []));
-  expect([...userIds].sort()).toEqual([...(sentIds.get(id) ?? [])].sort());
+  const messages = events.flatMap((e) => (e.type === 'user/message' ? [e.data.message] : []));
+  const sent = sentIds.get(id) ?? new Map<string, string>();
+  expect(messages.map((m) => m.id).sort()).toEqual([...sent.keys()].sort());
+  for (const m of messages) expect(m.content, m.id).toEqual([{ type: 'text', text: sent.get(m.id) }]);
 }
 
 const turnEnds = (events: readonly SessionEvent[]) =>
@@ -325,17 +291,12 @@ beforeAll(async () => {
   if (!existsSync(path.join(ROOT, 'dist/cli/main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` first (npm run test:cluster does it)');
   }
-  clusterEnv = Object.fromEntries(
-    (await cluster('env'))
-      .trim()
-      .split('\n')
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
+  clusterEnv = await readClusterEnv();
   try {
     await cluster('status');
   } catch (err) {
     throw new Error(
-      `the cluster is not up: run \`bash scripts/cluster.sh up\` first\n${(err as Error).message}`,
+      `the cluster is not up (npm run test:cluster brings it up; by hand: bash scripts/cluster.sh up)\n${(err as Error).message}`,
     );
   }
   connection = await Connection.connect({ address: clusterEnv.TEMPORAL_ADDRESS! });
@@ -343,6 +304,8 @@ beforeAll(async () => {
     client: new Client({ connection, namespace: clusterEnv.TEMPORAL_NAMESPACE! }),
     taskQueue,
   });
+  // The cluster registers the project's search attributes: sessions start with them and show in visibility.
+  expect(await sessions.searchAttributesRegistered()).toBe(true);
   process.once('exit', killAll);
   const started = Date.now();
   await Promise.all([startWorker(), startWorker()]);
@@ -377,13 +340,14 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
             provider: 'scripted',
             steps: [{ toolCalls: [{ name: 'echo', args: { text: id } }] }, { text: 'echoed' }],
           },
+          labels: [runLabel],
         });
         sessionIds.push(id);
         await sessions.followup(id, { id: `${id}/a`, content: 'a' });
-        remember(id, `${id}/a`);
+        remember(id, `${id}/a`, 'a');
         const receipt = await sessions.deliver(id, 'followup', { id: `${id}/b`, content: 'b' });
         expect(receipt.duplicate).toBe(false);
-        remember(id, `${id}/b`);
+        remember(id, `${id}/b`, 'b');
       }),
     );
     const seen = new Set<string>();
@@ -396,7 +360,29 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
     }
     const ours = [...workers].map((w) => w.identity);
     expect([...seen].sort()).toEqual([...ours].sort());
-    figures.twoWorkers = { sessions: ids.length, turns: ids.length * 2, workerIdentities: [...seen] };
+    // Visibility over PostgreSQL: `list` (AgentSessionLabels, AgentSessionStatus) finds each session idle after
+    // its two turns, with the attributes the workflow upserted at its last turn boundary.
+    const listedAt = Date.now();
+    const { sessions: rows } = await eventually(
+      () => sessions.list({ label: runLabel, status: 'idle', limit: 100 }),
+      (r) => ids.every((id) => r.sessions.some((row) => row.id === id && row.turn === 2)),
+      'the sessions to be listed idle after 2 turns',
+      60_000,
+    );
+    for (const id of ids)
+      expect(rows.find((row) => row.id === id)).toMatchObject({
+        status: 'idle',
+        turn: 2,
+        pending: 0,
+        model: 'scripted',
+        labels: [runLabel],
+      });
+    figures.twoWorkers = {
+      sessions: ids.length,
+      turns: ids.length * 2,
+      workerIdentities: [...seen],
+      listedIdleAfterMs: Date.now() - listedAt,
+    };
   });
 
   it(
@@ -411,6 +397,14 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
       await kill(victim!);
       const killedAt = Date.now();
       const { sent, answered } = sendWhileDown(id, 'worker-down', killedAt);
+      // The turn is stuck until the call's heartbeat times out (10 s): visibility shows the session running.
+      const running = await eventually(
+        () => sessions.list({ label: runLabel, status: 'running' }),
+        (r) => r.sessions.some((row) => row.id === id),
+        `${id} to be listed running`,
+        30_000,
+      );
+      expect(running.sessions.find((row) => row.id === id)).toMatchObject({ status: 'running', turn: 1 });
       await answered;
       await resendRefused(id, sent);
       const events = await settle(id, 1 + sent.length);
@@ -515,6 +509,47 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
   );
 
   it(
+    'the frontend SIGKILLed during a model call and started again: messages are refused while it is down, then land once',
+    { timeout: 240_000 },
+    async () => {
+      const id = await startSlowSession('cluster-frontend-kill', 'answer after the frontend crash');
+      await runningActivity(id, 'modelStep');
+      await cluster('kill', 'frontend');
+      const killedAt = Date.now();
+      const { sent, answers } = sendWhileDown(id, 'frontend-down', killedAt);
+      // Nothing can acknowledge while no frontend runs: the callers with a 1 s deadline are refused, every time.
+      // Only then is the frontend started again; the others wait (the client retries UNAVAILABLE) or are refused.
+      const withDeadline = sent.filter((s) => s.via.endsWith('deadline'));
+      await Promise.all(withDeadline.map((s) => answers.get(s)));
+      for (const s of withDeadline) {
+        expect(s.outcome, s.id).toBe('refused');
+        expectClearRefusal(s);
+      }
+      await cluster('up');
+      const upAfterMs = Date.now() - killedAt;
+      await Promise.all(answers.values());
+      await resendRefused(id, sent);
+      const events = await settle(id, 1 + sent.length, 150_000);
+      const recoveredAfterMs = Date.now() - killedAt;
+      expectNothingDoubled(events);
+      expectEveryMessageOnce(id, events);
+      expect(turnEnds(events).every((kind) => kind === 'completed')).toBe(true);
+      const assistant = events.flatMap((e) =>
+        e.type === 'assistant/message' ? [e.data.message.content] : [],
+      );
+      expect(assistant[0]).toEqual([{ type: 'text', text: 'answer after the frontend crash' }]);
+      expect([...workers].every((w) => w.child.exitCode === null)).toBe(true);
+      figures.frontendKill = {
+        modelAttempts: (await activityStarts(id, 'modelStep')).map((s) => s.attempt),
+        frontendServingAgainAfterMs: upAfterMs,
+        interruptedTurnEndedAfterKillMs: firstTurnEndAfter(events, killedAt),
+        allTurnsDoneAfterKillMs: recoveredAfterMs,
+        sentWhileDown: sent,
+      };
+    },
+  );
+
+  it(
     'every log is valid, holds each message once, and every history replays',
     { timeout: 180_000 },
     async () => {
@@ -533,11 +568,17 @@ describe.sequential('a Temporal cluster over PostgreSQL, two worker processes on
           workflowBundle: { codePath: inject('workflowBundlePath') },
         });
         expect(summary.replayed).toBe(sessionIds.length);
+        const refused = allSentWhileDown.filter((s) => s.outcome === 'refused');
         figures.final = {
           sessions: sessionIds.length,
           messages,
           lost: 0,
           doubled: 0,
+          sentWhileDown: allSentWhileDown.length,
+          ackedWhileDownOrOnceBack: allSentWhileDown.length - refused.length,
+          refusedThenResent: refused.length,
+          refusedButHadLanded: refused.filter((s) => s.resent === 'acked as duplicate').length,
+          refusalStatuses: [...new Set(refused.map((s) => s.status))],
           replayed: summary.replayed,
         };
       } finally {

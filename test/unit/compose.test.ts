@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SEARCH_ATTRIBUTE_FLAGS } from '../../src/contract/searchAttributes';
 import { ENV_VARS } from '../../src/worker/config';
 
 const root = path.resolve(__dirname, '../..');
@@ -129,5 +130,9 @@ describe('docker-compose.yml and scripts/cluster.sh', () => {
     expect(env.NAMESPACE_RETENTION).toBe(clusterEnv.TEMPORAL_NAMESPACE_RETENTION);
     expect(env.SEARCH_ATTRIBUTES).toBe(clusterEnv.TEMPORAL_SEARCH_ATTRIBUTES);
     expect(clusterEnv.TEMPORAL_NAMESPACE).toBe('default');
+  });
+
+  it("registers exactly the code's search attributes (SEARCH_ATTRIBUTE_FLAGS), names and types, in its order", () => {
+    expect(clusterEnv.TEMPORAL_SEARCH_ATTRIBUTES!.split(',')).toEqual([...SEARCH_ATTRIBUTE_FLAGS]);
   });
 });
