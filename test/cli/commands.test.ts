@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { SessionClient } from '../../src/client';
 import { COMMANDS } from '../../src/cli/main';
 import { createDevServerEnv, getFreePort } from '../../src/devserver';
@@ -18,6 +18,10 @@ import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 import { newId, settle, summarize, waitUntil } from '../support/sessionEnv';
 import { assertBuilt, cli, cliEnv, spawnCli, until } from './cliSupport';
+
+// Every test here spawns CLI processes (a Node start each, a dozen per test): on a loaded machine that takes
+// minutes, not the suite's default minute.
+vi.setConfig({ testTimeout: 180_000 });
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;
