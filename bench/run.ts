@@ -132,6 +132,7 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.join(root, 'bench/workflows.ts'),
+    payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   const activities = benchActivities();

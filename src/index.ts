@@ -23,6 +23,7 @@ export {
   runWorkerFromEnv,
   DEFAULT_WORKFLOWS_PATH,
   PREBUILT_WORKFLOW_BUNDLE,
+  SESSION_PAYLOAD_CONVERTER_PATH,
   bundleWorkflows,
   modelsFromConfig,
   providersFromEnv,

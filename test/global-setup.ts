@@ -18,6 +18,8 @@ export async function setup(project: TestProject): Promise<void> {
   const root = path.resolve(__dirname, '..');
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.join(root, 'test/fixtures/workflows.ts'),
+    // The sessions' payload converter, as every bundle of ours has it (src/worker/bundle.ts).
+    payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   const dir = path.join(root, '.cache');

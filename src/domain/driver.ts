@@ -34,6 +34,7 @@ import {
   LaneSignalSchema,
   laneInputProblem,
   modelLabel,
+  undecodableReason,
   type DeliveryReceipt,
   type Lane,
   type ModelSpec,
@@ -126,6 +127,8 @@ export class SessionDriver {
 
   /** Any signal, by name. A signal cannot reject: bad input is counted and reported, never thrown (rule 5). */
   signal(name: string, raw: unknown): void {
+    const undecodable = undecodableReason(raw);
+    if (undecodable) return this.refuse(name, undecodable);
     switch (name) {
       case 'followup':
       case 'steer':
@@ -142,6 +145,9 @@ export class SessionDriver {
 
   /** Checks a `deliver` payload; throws a SessionRefusal naming the field (the update's validator). */
   validateDeliver(raw: unknown): void {
+    const undecodable = undecodableReason(raw);
+    if (undecodable)
+      throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid deliver payload: ${undecodable}`);
     const parsed = DeliverInputSchema.safeParse(raw);
     if (!parsed.success)
       throw new SessionRefusal(

@@ -199,3 +199,19 @@ export function laneInputProblem(lane: Lane, message: { source?: unknown }): str
   if (lane === 'inject' && message.source === undefined) return 'message.source: required for inject';
   return undefined;
 }
+
+/**
+ * What the session's payload converter (src/contract/payloadConverter.ts) gives in place of a payload it cannot
+ * decode — JSON that does not parse, an encoding it does not know — so a signal carrying one is refused and counted
+ * like any other bad input (rule 5) instead of failing the workflow task that delivers it.
+ */
+export interface UndecodablePayload {
+  $undecodablePayload: string;
+}
+
+/** Why a decoded value is an undecodable payload, or undefined when it is a real value. */
+export function undecodableReason(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || !('$undecodablePayload' in value)) return undefined;
+  const reason = (value as UndecodablePayload).$undecodablePayload;
+  return typeof reason === 'string' ? reason : undefined;
+}

@@ -24,6 +24,13 @@ export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
   path.join(__dirname, '..', 'workflows', 'logging'),
 ];
 
+/**
+ * Our payload converter (src/contract/payloadConverter.ts), bundled into every bundle of ours unless the worker names
+ * its own: a signal whose payload is not JSON is then refused and counted instead of failing the workflow task.
+ * A bundle built elsewhere (`workflowBundle`) should pass this as `payloadConverterPath` to `bundleWorkflowCode`.
+ */
+export const SESSION_PAYLOAD_CONVERTER_PATH = path.join(__dirname, '..', 'contract', 'payloadConverter');
+
 /** Folders whose compiled code goes into the bundle: a prebuilt bundle older than any of their files is stale. */
 const BUNDLED_FOLDERS = ['workflows', 'domain', 'contract'].map((f) => path.join(__dirname, '..', f));
 
@@ -107,9 +114,9 @@ export async function bundleWorkflows(opts: BundleOptions = {}): Promise<{ code:
     ],
     logger: quietBundlerLogger(opts.logger),
     ...opts.bundlerOptions,
-    ...(opts.dataConverter?.payloadConverterPath
-      ? { payloadConverterPath: opts.dataConverter.payloadConverterPath }
-      : {}),
+    payloadConverterPath: resolveWorkflowsPath(
+      opts.dataConverter?.payloadConverterPath ?? SESSION_PAYLOAD_CONVERTER_PATH,
+    ),
     ...(opts.dataConverter?.failureConverterPath
       ? { failureConverterPath: opts.dataConverter.failureConverterPath }
       : {}),

@@ -42,6 +42,7 @@ export {
   DEFAULT_WORKFLOWS_PATH,
   PREBUILT_WORKFLOW_BUNDLE,
   prebuiltWorkflowBundle,
+  SESSION_PAYLOAD_CONVERTER_PATH,
   WORKFLOW_INTERCEPTOR_MODULES,
   type BundleOptions,
 } from './bundle';

@@ -241,6 +241,55 @@ describe('idempotency and bad input (scenarios 23-dup, 24)', () => {
     const taskFailures = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
     expect(taskFailures).toHaveLength(0);
   });
+
+  it('24: a payload that is not JSON at all is refused like any bad input and never blocks the session', async () => {
+    const s = t.sessions();
+    const id = newId();
+    await s.start(id);
+    const raw = (encoding: string, data: string) => ({
+      metadata: { encoding: new TextEncoder().encode(encoding) },
+      data: new TextEncoder().encode(data),
+    });
+    const signalRaw = (signalName: string, encoding: string, data: string) =>
+      t.env.client.workflowService.signalWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: id },
+        signalName,
+        input: { payloads: [raw(encoding, data)] },
+        identity: 'test',
+      });
+    await signalRaw('followup', 'json/plain', '{"message": ');
+    await signalRaw('dispose', 'application/x-unknown', 'x');
+    const state = await waitUntil(
+      () => s.state(id),
+      (st) => st.refused === 2,
+      'two refusals',
+    );
+    expect(state.lastRefusal).toMatch(
+      /^dispose: payload with encoding application\/x-unknown cannot be decoded/,
+    );
+    expect(state.status).toBe('idle');
+    // Through the acknowledged path the caller is told why.
+    const update = await t.env.client.workflowService
+      .updateWorkflowExecution({
+        namespace: 'default',
+        workflowExecution: { workflowId: id },
+        request: {
+          meta: { updateId: 'bad-json' },
+          input: { name: 'deliver', args: { payloads: [raw('json/plain', '{"lane": ')] } },
+        },
+        waitPolicy: { lifecycleStage: 3 },
+      })
+      .then((r) => r.outcome?.failure?.message ?? 'accepted');
+    expect(update).toMatch(/^invalid deliver payload: payload with encoding json\/plain cannot be decoded/);
+    // Nothing entered, the session was not disposed, and a good message still runs a turn.
+    expect((await s.events(id)).events).toEqual([]);
+    await s.followup(id, 'after the bad payloads');
+    const events = await settle(s, id);
+    expect(events.filter((e) => e.type === 'turn/end')).toHaveLength(1);
+    const history = await s.handle(id).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toHaveLength(0);
+  });
 });
 
 describe('transcript (scenario 25)', () => {
