@@ -11,6 +11,7 @@ import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
 import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
 import { PROVIDER_SETUP } from './providers/setup';
+import { historyContextReader } from './historyContext';
 import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import type {
@@ -42,13 +43,26 @@ export interface ActivityDeps {
   defaultModel?: ModelSpec;
   /** Receives every request the scripted model answers (tests assert on it). */
   scriptedRecorder?: ScriptedRecorder;
-  /** The transcript cache (default: one per activities object, filled by querying the workflow). */
+  /** The transcript cache (default: one per activities object, filled from the session's workflow history). */
   transcripts?: TranscriptCache;
 }
 
-/** Reads model-visible entries from a session's run through the activity's Temporal client. */
+/** Reads model-visible entries from a session's run through the activity's Temporal client: its query. */
 const readFromWorkflow: ContextReader = (sessionId, runId, from, to) =>
   Context.current().client.workflow.getHandle(sessionId, runId).query(modelContextQuery, { from, to });
+
+const readFromHistory = historyContextReader(() => Context.current().client);
+
+/**
+ * How a model activity fills a transcript cache miss: from the runs' histories, which runs no workflow code (see
+ * historyContext.ts for why not the query); the query only where the history shows a gap, which it should not.
+ */
+const readContext: ContextReader = async (sessionId, runId, from, to) => {
+  const page = await readFromHistory(sessionId, runId, from, to);
+  const start = Math.max(from, page.base);
+  if (start >= to || page.entries.length === to - start) return page;
+  return readFromWorkflow(sessionId, runId, from, to);
+};
 
 /** Heartbeat interval of long activities; the workflow's heartbeat timeouts are a few times this. */
 export const HEARTBEAT_EVERY_MS = 1000;
@@ -56,7 +70,7 @@ export const HEARTBEAT_EVERY_MS = 1000;
 export { GENUINE_ATTEMPTS } from './attempts';
 
 export function createActivities(deps: ActivityDeps) {
-  const transcripts = deps.transcripts ?? new TranscriptCache(readFromWorkflow);
+  const transcripts = deps.transcripts ?? new TranscriptCache(readContext);
   const hooks = deps.hooks ?? new HookRegistry();
   const providers: Record<string, ModelProvider> = {
     scripted: new ScriptedProvider(deps.scriptedRecorder),

@@ -24,7 +24,7 @@ import { afterPreStep, afterStep, type StepOutcome } from './loop';
 import { makeUserMessage, USER_SOURCE } from './messages';
 import { SessionCore, type SessionSnapshot } from './session';
 import { runToolBatch } from './toolBatch';
-import { emptyTranscript, transcriptLength, type TranscriptState } from './transcript';
+import { emptyTranscript, transcriptLength, type TranscriptEntry, type TranscriptState } from './transcript';
 import { describeZodIssue } from './util';
 import {
   CancelInputSchema,
@@ -49,7 +49,12 @@ import {
  */
 export interface CarriedSession {
   snapshot: SessionSnapshot;
-  transcript: { base: number; hash: string };
+  /**
+   * The transcript's hash, and the entries no model request has sent yet (usually the last answer), which the new
+   * run holds from index `base` on: every entry then reaches some model request's input, so a run's history holds
+   * all of its transcript (src/activities/historyContext.ts). Runs carried before `entries` existed omit it.
+   */
+  transcript: { base: number; hash: string; entries?: TranscriptEntry[] };
   /** Count and hash of the transcript prefix the last model request saw. */
   sent: { count: number; hash: string };
   previousRunId: string;
@@ -113,6 +118,7 @@ export class SessionDriver {
     if (carried) {
       transcript.base = carried.transcript.base;
       transcript.hash = carried.transcript.hash;
+      transcript.entries = [...(carried.transcript.entries ?? [])];
       transcript.previousRunId = carried.previousRunId;
     }
     this.core = new SessionCore(
@@ -236,14 +242,14 @@ export class SessionDriver {
 
   /** The state the next run starts from (rule 33). */
   carry(previousRunId: string): CarriedSession {
-    const base = transcriptLength(this.core.transcript);
-    const hash = this.core.transcript.hash;
+    const t = this.core.transcript;
+    // Entries no request has sent move to the next run, whose first request sends them as new entries; the ones
+    // before stay in this run's history (its requests' inputs) and state (the modelContext query).
+    const unsent = t.entries.slice(Math.max(0, this.sent.count - t.base));
     return {
       snapshot: this.core.snapshot,
-      transcript: { base, hash },
-      // The next run holds no entries before `base`, so its first request names all of them as the prefix; a
-      // model activity whose cache lacks the last ones reads them from this run.
-      sent: { count: base, hash },
+      transcript: { base: transcriptLength(t) - unsent.length, hash: t.hash, entries: unsent },
+      sent: this.sent,
       previousRunId,
     };
   }

@@ -157,7 +157,6 @@ export class InMemorySession {
   /** The model activity's cache: the entries the last request saw (prefix of the whole transcript). */
   private seen: TranscriptEntry[] = [];
   /** Model-visible entries of earlier runs (what a model activity reads from them on a cache miss). */
-  private earlierEntries: TranscriptEntry[] = [];
   private readonly config: SessionConfig;
   private suggestContinueAsNew = false;
 
@@ -231,7 +230,6 @@ export class InMemorySession {
   private restart(): void {
     const carried = this.driver.carry(`run-${this.continuedAsNew}`);
     this.earlierLog.push(...this.core.log);
-    this.earlierEntries.push(...this.core.transcript.entries);
     this.continuedAsNew += 1;
     this.suggestContinueAsNew = false;
     this.driver = this.newDriver(JSON.parse(JSON.stringify(carried)) as CarriedSession);
@@ -389,11 +387,12 @@ export class InMemorySession {
     };
   }
 
-  /** What the model activity does with a request: fill the cache from earlier runs on a miss, check, append. */
+  /**
+   * What the model activity does with a request, with a cache built only from the requests' new entries — what
+   * the runs' histories hold (src/activities/historyContext.ts): every entry must reach some request, through
+   * continue-as-new too, so the prefix is always exactly what earlier requests sent. Check, append.
+   */
   private assemble(call: ModelCall): TranscriptEntry[] {
-    const all = [...this.earlierEntries, ...this.core.transcript.entries];
-    if (call.prefix.count > this.seen.length)
-      this.seen.push(...all.slice(this.seen.length, call.prefix.count));
     if (call.prefix.count !== this.seen.length)
       throw new Error(`prefix ${call.prefix.count} ≠ cache ${this.seen.length}`);
     if (hashOf(this.seen) !== call.prefix.hash) throw new Error('prefix hash mismatch');
