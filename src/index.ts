@@ -8,8 +8,16 @@
  */
 
 // ---- the client ----
-export { SessionClient, DEFAULT_DELIVERY_RETRY } from './client';
-export type { SessionClientOptions, MessageArg, DeliveryRetryPolicy, WatchItem } from './client';
+export { SessionClient, DEFAULT_DELIVERY_RETRY, MAX_LIST_LIMIT } from './client';
+export type {
+  SessionClientOptions,
+  MessageArg,
+  DeliveryRetryPolicy,
+  WatchItem,
+  SessionListFilters,
+  SessionPage,
+  SessionRow,
+} from './client';
 export {
   InvalidInputError,
   SessionDisposedError,

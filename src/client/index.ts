@@ -15,6 +15,8 @@ import {
   type Connection,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
+// Visibility's raw rows into the SDK's WorkflowExecutionInfo, as `client.workflow.list` does (it cannot resume a page).
+import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import type { DataConverter, SearchAttributePair } from '@temporalio/common';
 import {
   cancelSignal,
@@ -296,30 +298,51 @@ export class SessionClient {
   // ---- finding sessions (visibility) ----
 
   /**
-   * Sessions matched by Temporal visibility, newest first, at most `limit` (default 50); `more` says whether there
-   * are others. By default only running sessions (not disposed); `status` filters by AgentSessionStatus,
-   * `label` / `model` by those attributes, `idleForMs` keeps idle sessions whose last activity is older, and `query`
-   * adds a raw visibility query (ANDed). Needs the search attributes registered (docs/operations.md).
+   * One page of the sessions matched by Temporal visibility, newest first: at most `limit` (default 50, at most
+   * 1000). `nextPageToken` is there when visibility has more to give: pass it as `pageToken` (with the same filters)
+   * for the next page; the last page may come back empty. By default only running sessions (not disposed); `status`
+   * filters by AgentSessionStatus, `label` / `model` by those attributes, `idleForMs` keeps idle sessions whose last
+   * activity is older, and `query` adds a raw visibility query (ANDed). Needs the search attributes registered
+   * (docs/operations.md).
    */
-  async list(filters: SessionListFilters = {}): Promise<{ sessions: SessionRow[]; more: boolean }> {
+  async list(filters: SessionListFilters = {}): Promise<SessionPage> {
     const limit = filters.limit ?? 50;
-    const sessions: SessionRow[] = [];
-    let more = false;
-    for await (const info of this.client.workflow.list({ query: listQuery(this.workflowType, filters) })) {
-      if (sessions.length === limit) {
-        more = true;
-        break;
-      }
-      sessions.push(rowOf(info));
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+      throw new InvalidInputError(
+        'limit',
+        `invalid list: limit: an integer from 1 to ${MAX_LIST_LIMIT}, got ${limit}`,
+      );
+    let nextPageToken: Uint8Array | undefined;
+    if (filters.pageToken !== undefined) {
+      const decoded = Buffer.from(filters.pageToken, 'base64url');
+      if (!filters.pageToken || decoded.toString('base64url') !== filters.pageToken)
+        throw new InvalidInputError('pageToken', 'invalid list: pageToken: not a token a previous page gave');
+      nextPageToken = decoded;
     }
-    return { sessions, more };
+    const namespace = this.client.options.namespace;
+    const response = await this.client.workflowService.listWorkflowExecutions({
+      namespace,
+      query: listQuery(this.workflowType, filters),
+      pageSize: limit,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+    const converter = this.client.options.loadedDataConverter;
+    const sessions = await Promise.all(
+      (response.executions ?? []).map(async (raw) =>
+        rowOf(await executionInfoFromRaw(raw, converter, raw, namespace)),
+      ),
+    );
+    const token = response.nextPageToken?.length
+      ? Buffer.from(response.nextPageToken).toString('base64url')
+      : undefined;
+    return { sessions, more: token !== undefined, ...(token ? { nextPageToken: token } : {}) };
   }
 
   /**
    * Token usage summed over the sessions a visibility query matches (the `list` filters; default: running sessions),
    * in total and per model (AgentSessionModel). Counts what the sessions' last turn ends recorded.
    */
-  async usage(filters: Omit<SessionListFilters, 'limit'> = {}): Promise<UsageSummary> {
+  async usage(filters: Omit<SessionListFilters, 'limit' | 'pageToken'> = {}): Promise<UsageSummary> {
     const summary: UsageSummary = { sessions: 0, inputTokens: 0, outputTokens: 0, byModel: {} };
     for await (const info of this.client.workflow.list({ query: listQuery(this.workflowType, filters) })) {
       const row = rowOf(info);
@@ -537,7 +560,22 @@ export interface SessionListFilters {
   idleForMs?: number;
   /** A raw visibility query, ANDed with the rest. */
   query?: string;
+  /** Sessions per page: 1 to 1000 (default 50). */
   limit?: number;
+  /** The `nextPageToken` of the page before (same filters). */
+  pageToken?: string;
+}
+
+/** The most sessions one `list` page holds. */
+export const MAX_LIST_LIMIT = 1000;
+
+/** One page of `SessionClient.list`. */
+export interface SessionPage {
+  sessions: SessionRow[];
+  /** Whether visibility has more to give (then `nextPageToken` is set; that next page may still be empty). */
+  more: boolean;
+  /** Pass as `pageToken` for the next page. */
+  nextPageToken?: string;
 }
 
 /** One session as visibility sees it (`agent-sessions list`). */

@@ -437,7 +437,35 @@ describe('list', () => {
     expect(stateLines[0]).toMatch(/^ID\s+STATUS/);
     expect(stateLines[1]!.split(/\s{2,}/).slice(0, 5)).toEqual([id, 'idle', '1', '0', 'default']);
     expect(stateLines[2]).toBe('status: idle');
+
+    // Paging: a second session with the label, one per page; the first page prints the token for the next.
+    const second = newId('cli-list');
+    await sessions.start(second, { labels: [label] });
+    await waitUntil(
+      () => run('list', '--label', label, '--json'),
+      (r) => r.stdout.includes(second),
+      'the second session in visibility',
+    );
+    const first = await run('list', '--label', label, '--limit', '1', '--json');
+    const [row, next] = first.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(row).toMatchObject({ id: second });
+    expect(next).toEqual({ nextPageToken: expect.any(String) });
+    const page2 = await run(
+      'list',
+      '--label',
+      label,
+      '--limit',
+      '1',
+      '--page-token',
+      String(next!.nextPageToken),
+    );
+    expect(page2.stdout.split('\n')[1]!.split(/\s{2,}/)[0]).toBe(id);
+    expect((await run('list', '--limit', '1001')).stderr).toMatch(/invalid --limit 1001: at most 1000/);
     await run('dispose', id);
+    await run('dispose', second);
   });
 
   it('usage sums the tokens of the matching sessions per model, as a table and as JSON', async () => {

@@ -78,6 +78,41 @@ describe('search attributes on a server that registers them', () => {
     expect((await s.list({ label })).sessions).toEqual([]);
   });
 
+  it('pages: every matching session exactly once across pages, newest first; bad limits and tokens are refused', async () => {
+    const s = dev.sessions();
+    const label = `page-${newId('l').slice(-8)}`;
+    const ids: string[] = [];
+    for (let n = 0; n < 7; n++) {
+      const id = newId(`page${n}`);
+      await s.start(id, { labels: [label] });
+      ids.push(id);
+    }
+    await waitUntil(
+      async () => (await s.list({ label, limit: 100 })).sessions.length,
+      (n) => n === 7,
+      'the seven sessions to be visible',
+    );
+    const seen: string[] = [];
+    const pages: number[] = [];
+    let pageToken: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const page = await s.list({ label, limit: 3, ...(pageToken ? { pageToken } : {}) });
+      expect(page.sessions.length).toBeLessThanOrEqual(3);
+      expect(page.more).toBe(page.nextPageToken !== undefined);
+      pages.push(page.sessions.length);
+      seen.push(...page.sessions.map((r) => r.id));
+      pageToken = page.nextPageToken;
+      if (!pageToken) break;
+    }
+    expect(pageToken).toBeUndefined();
+    expect([...seen].sort()).toEqual([...ids].sort());
+    expect(seen).toEqual([...ids].reverse());
+    expect(pages.slice(0, 2)).toEqual([3, 3]);
+    await expect(s.list({ label, limit: 0 })).rejects.toThrow(/limit: an integer from 1 to 1000, got 0/);
+    await expect(s.list({ label, pageToken: 'not a token!' })).rejects.toThrow(/pageToken: not a token/);
+    for (const id of ids) await s.dispose(id);
+  });
+
   it('idle for more than: only idle sessions whose last activity is older', async () => {
     const s = dev.sessions();
     const label = `idle-${newId('l').slice(-8)}`;

@@ -4,7 +4,7 @@
  * by cli-table3 without borders, like other operator CLIs print lists.
  */
 import Table from 'cli-table3';
-import type { SessionListFilters, SessionRow } from '../../client';
+import { MAX_LIST_LIMIT, type SessionListFilters, type SessionRow } from '../../client';
 import { boolOpt, intOpt, stringOpt, type OptionSpec, type Parsed } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
@@ -30,7 +30,7 @@ export const FILTER_HELP = [
 ];
 
 /** The visibility filters of the parsed options; throws a UsageError naming a bad one. */
-export function listFilters(p: Parsed): Omit<SessionListFilters, 'limit'> {
+export function listFilters(p: Parsed): Omit<SessionListFilters, 'limit' | 'pageToken'> {
   if (p.positionals.length) throw new UsageError(`unexpected argument "${p.positionals[0]}"`);
   const status = stringOpt(p, 'status');
   if (status !== undefined && !(STATUSES as readonly string[]).includes(status))
@@ -51,30 +51,41 @@ export const listCommand: Command = {
   summary:
     'list sessions (Temporal visibility): id, status, turn, pending, model, tokens, last activity, age',
   usage:
-    'agent-sessions list [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--limit N] [--json]',
+    'agent-sessions list [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--limit N] [--page-token T] [--json]',
   details: [
     'options:',
     ...FILTER_HELP,
-    '  --limit N        at most N sessions, newest first (default 50)',
-    '  --json           one JSON object per session',
+    '  --limit N        sessions per page, newest first (1 to 1000, default 50)',
+    '  --page-token T   the next page: the token the page before printed (same filters)',
+    '  --json           one JSON object per session; then {"nextPageToken": T} when there is more',
   ].join('\n'),
   options: {
     ...FILTER_OPTIONS,
     limit: { type: 'string' },
+    'page-token': { type: 'string' },
     json: { type: 'boolean' },
   },
   connects: true,
   async run(p) {
     const limit = intOpt(p, 'limit', 1);
-    const filters = { ...listFilters(p), ...(limit !== undefined ? { limit } : {}) };
+    if (limit !== undefined && limit > MAX_LIST_LIMIT)
+      throw new UsageError(`invalid --limit ${limit}: at most ${MAX_LIST_LIMIT} sessions per page`);
+    const pageToken = stringOpt(p, 'page-token');
+    const filters = {
+      ...listFilters(p),
+      ...(limit !== undefined ? { limit } : {}),
+      ...(pageToken !== undefined ? { pageToken } : {}),
+    };
     return withSessions(p, async (sessions) => {
-      const { sessions: rows, more } = await sessions.list(filters);
+      const page = await sessions.list(filters);
       if (boolOpt(p, 'json')) {
-        for (const row of rows) out(JSON.stringify(row));
+        for (const row of page.sessions) out(JSON.stringify(row));
+        if (page.nextPageToken) out(JSON.stringify({ nextPageToken: page.nextPageToken }));
         return 0;
       }
-      out(sessionTable(rows));
-      if (more) out(`(more sessions match: raise --limit or narrow the filters)`);
+      if (page.sessions.length || !pageToken) out(sessionTable(page.sessions));
+      if (page.nextPageToken) out(`(more: the next page with --page-token ${page.nextPageToken})`);
+      else if (pageToken) out('(no more sessions)');
       return 0;
     });
   },
