@@ -224,9 +224,13 @@ class SessionWorkflow {
   private async waitForTurn(receipt: DeliveryReceipt, timeoutMs: number): Promise<DeliveryReceipt> {
     this.waiting.push(receipt.messageId);
     try {
+      // The timer's summary names it on the Temporal UI's timeline (metadata only: replay does not compare it).
       const ended = await condition(
         () => this.driver.waitOutcome(receipt.messageId) !== undefined,
         timeoutMs,
+        {
+          summary: `wait for the turn of ${receipt.messageId}`,
+        },
       );
       if (!ended)
         throw ApplicationFailure.create({

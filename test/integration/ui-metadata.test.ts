@@ -119,4 +119,17 @@ describe('the Temporal UI view of a session', () => {
       'model 2.1 scripted',
     ]);
   });
+
+  it('the timer of a delivery that waits for its turn is named on the timeline', async () => {
+    const s = dev.sessions();
+    const id = newId('ui-ask');
+    await s.start(id, { model: { provider: 'scripted', steps: [{ text: 'answered' }] } });
+    const receipt = await s.ask(id, { id: 'question-1', content: 'a question' });
+    expect(receipt.outcome).toMatchObject({ status: 'ended', answer: 'answered' });
+    const history = await dev.env.client.workflow.getHandle(id).fetchHistory();
+    const timers = (history.events ?? [])
+      .filter((e) => e.timerStartedEventAttributes)
+      .map((e) => defaultPayloadConverter.fromPayload<string>(e.userMetadata!.summary!));
+    expect(timers).toEqual(['wait for the turn of question-1']);
+  });
 });
