@@ -116,7 +116,16 @@ function benchActivities() {
 type Bundle = Awaited<ReturnType<typeof bundleWorkflowCode>>;
 
 /** The groups that run on the main bench server (all but `peer`, which starts servers of its own). */
-const MAIN_GROUPS = ['memory', 'history', 'events', 'visibility', 'throughput', 'latency', 'replay'];
+const MAIN_GROUPS = [
+  'memory',
+  'history',
+  'events',
+  'visibility',
+  'requests',
+  'throughput',
+  'latency',
+  'replay',
+];
 
 /** The main server's settings: the embedded dev server's (tuned) plus history limits raised for the naive baseline. */
 const MAIN_SERVER_LIMITS = [
@@ -343,6 +352,59 @@ async function mainGroups(
       report.visibilityHistoryBytesPerTurnRatio = withAttributes.bytesPerTurn / without.bytesPerTurn;
       // Summaries are in both runs; their share of a turn's bytes is what they cost.
       report.activitySummaryBytesShare = withAttributes.summaryBytesPerTurn / withAttributes.bytesPerTurn;
+    }
+
+    // ---- 2c. requests a caller makes per turn: send and poll `state` until the turn ends, or one `ask` ----
+    if (phase('requests')) {
+      const turns = quick ? 5 : 20;
+      const pollEveryMs = 100;
+      const counted: Record<string, number> = {};
+      // Every RPC of this connection, by method (a gRPC interceptor that only counts).
+      const countingConnection = await Connection.connect({
+        address: server.address,
+        interceptors: [
+          (options, nextCall) => {
+            const method = options.method_definition.path.split('/').at(-1)!;
+            counted[method] = (counted[method] ?? 0) + 1;
+            // grpc-js accepts the next call itself; its typings ask for its InterceptingCall class.
+            return nextCall(options) as never;
+          },
+        ],
+      });
+      const caller = new SessionClient({ connection: countingConnection, taskQueue });
+      const perTurn = async (how: 'poll' | 'ask') => {
+        const id = `bench-requests-${how}-${Date.now()}`;
+        await caller.start(id, {
+          model: { provider: 'openai-compatible', model: 'bench:k=1' },
+          tools: ['blob'],
+        });
+        for (const k of Object.keys(counted)) delete counted[k];
+        for (let t = 1; t <= turns; t++) {
+          if (how === 'ask') {
+            await caller.ask(id, text(SIZES.user, t));
+            continue;
+          }
+          await caller.followup(id, text(SIZES.user, t));
+          while (!idleAfter(await caller.state(id), t)) await new Promise((r) => setTimeout(r, pollEveryMs));
+        }
+        const byMethod = Object.fromEntries(Object.entries(counted).map(([m, n]) => [m, n / turns]));
+        return { perTurn: Object.values(counted).reduce((a, b) => a + b, 0) / turns, byMethod };
+      };
+      try {
+        const polling = await perTurn('poll');
+        const asking = await perTurn('ask');
+        raw.requestsPerTurn = {
+          turns,
+          pollEveryMs,
+          polling,
+          ask: asking,
+          turnShape: 'tool step + text step',
+        };
+        report.requestsPerTurnPolling = polling.perTurn;
+        report.requestsPerTurnAsk = asking.perTurn;
+      } finally {
+        await countingConnection.close();
+      }
     }
 
     // ---- 3. throughput: concurrent sessions × steps, instant model, ours vs naive ----
