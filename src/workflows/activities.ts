@@ -11,7 +11,9 @@ import { FailureTypes } from '../contract';
  * Attempts allowed on top of a call's own budget for attempts lost with their worker (a heartbeat timeout). The
  * activities count their own failures and make the last one of their budget final (src/activities/attempts.ts:
  * model 5, tools 3, hooks 3, the numbers below), so worker loss does not use up that budget; this bounds how often
- * a call that takes its worker down every time is tried, and `scheduleToCloseTimeout` bounds how long.
+ * a call that takes its worker down every time is tried, and `scheduleToCloseTimeout` bounds how long. Temporal's
+ * backoff grows with every attempt, lost ones included, so the longest wait is 10 s: the waits between genuine
+ * attempts (1, 2, 4, 8 s) stay what they were, and a call retried after many lost workers waits at most 10 s more.
  */
 const WORKER_LOSS_RETRIES = 20;
 
@@ -34,7 +36,7 @@ export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelSte
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
-    maximumInterval: '1 minute',
+    maximumInterval: '10 seconds',
     maximumAttempts: 5 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
@@ -48,7 +50,7 @@ export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTo
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
-    maximumInterval: '1 minute',
+    maximumInterval: '10 seconds',
     maximumAttempts: 3 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
@@ -72,7 +74,7 @@ export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHo
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
+    maximumInterval: '10 seconds',
     maximumAttempts: 3 + WORKER_LOSS_RETRIES,
     nonRetryableErrorTypes,
   },
