@@ -38,6 +38,26 @@ export function isEncryptedPayload(payload: Payload): boolean {
   return text(payload.metadata?.[METADATA_ENCODING_KEY]) === ENCRYPTED_ENCODING;
 }
 
+/**
+ * The ids of the keys that encrypted the payloads found anywhere in `value` (a history, or any part of one), sorted;
+ * `(none)` for an encrypted payload without a key id. Empty when nothing in it is encrypted.
+ */
+export function encryptionKeyIdsIn(value: unknown): string[] {
+  const ids = new Set<string>();
+  const seen = new Set<object>();
+  const walk = (v: unknown): void => {
+    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v) || seen.has(v)) return;
+    seen.add(v);
+    if (Array.isArray(v)) return v.forEach(walk);
+    const metadata = (v as { metadata?: unknown }).metadata;
+    if (metadata && typeof metadata === 'object' && isEncryptedPayload(v as Payload))
+      ids.add(text((metadata as Record<string, Uint8Array>)[KEY_ID_METADATA_KEY]) || '(none)');
+    Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return [...ids].sort();
+}
+
 export class AesGcmCodec implements PayloadCodec {
   private readonly keys: Map<string, Uint8Array>;
   /** The id of the key that encrypts. */

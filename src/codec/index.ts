@@ -12,6 +12,7 @@ export {
   AesGcmCodec,
   UnknownEncryptionKeyError,
   isEncryptedPayload,
+  encryptionKeyIdsIn,
   ENCRYPTED_ENCODING,
   KEY_ID_METADATA_KEY,
 } from './aesGcm';

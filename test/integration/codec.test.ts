@@ -251,6 +251,16 @@ describe('encrypted history', () => {
       );
       const decoded = await show(id, ['--codec-endpoint', endpoint!]);
       expect(leaked(decoded, SECRETS)).toEqual(SECRETS);
+
+      // The exported history stays encrypted; `replay` decrypts it with the environment's keys, and without them
+      // says which key it lacks instead of reporting a determinism error.
+      const file = path.join(home, `${id}.json`);
+      expect((await cli(['history', 'export', id, file], vars)).code).toBe(0);
+      const replayed = await cli(['replay', file], vars);
+      expect(replayed.stdout).toMatch(/^ok {3}.*\n1 replayed, 0 failed\n$/);
+      const noKeys = await cli(['replay', file], cliEnv({}));
+      expect(noKeys.code).toBe(1);
+      expect(noKeys.stdout).toMatch(/payload encrypted with key "k2".*AGENT_SESSIONS_ENCRYPTION_KEY/);
     });
 
     it('refuses a missing or malformed key in one line naming the variable', async () => {

@@ -6,6 +6,8 @@ import { positionals, sessionIdArg, stringOpt } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { UsageError } from '../errors';
+import { encryptionDataConverter, encryptionKeyIdsIn } from '../../codec';
+import { loadConfig } from '../../worker/config';
 import type * as History from '../../testing/history';
 
 // Loaded only when a command runs: they pull in the Temporal worker, heavy for the other commands.
@@ -67,20 +69,44 @@ export const replayCommand: Command = {
         );
       }
     }
-    const options = workflowsPath ? { workflowsPath } : {};
-    let files: string[];
+    // An encrypted history replays with the environment's keys (the same ones the client and worker use); one
+    // whose keys are not configured is reported as such, not replayed into a confusing determinism error.
+    const keyring = loadConfig(process.env).encryption;
+    const configured = new Set(
+      keyring ? [keyring.current, ...(keyring.previous ?? [])].map((k) => k.id) : [],
+    );
+    const files = p.positionals.flatMap(historyFiles).map((f) => path.resolve(f));
     let failures: { file: string; error: Error }[] = [];
-    try {
-      files = (await h.replayHistoryFiles(p.positionals, options)).files;
-    } catch (err) {
-      if (!(err instanceof h.HistoryReplayError)) throw err;
-      files = err.summary.files;
-      failures = err.failures;
+    const replayable: string[] = [];
+    for (const file of files) {
+      const missing = encryptionKeyIdsIn(h.readHistoryFile(file)).filter((id) => !configured.has(id));
+      if (missing.length === 0) replayable.push(file);
+      else
+        failures.push({
+          file,
+          error: new UsageError(
+            `payload encrypted with key ${missing.map((id) => `"${id}"`).join(', ')}, which is not configured: set AGENT_SESSIONS_ENCRYPTION_KEY (and AGENT_SESSIONS_ENCRYPTION_OLD_KEYS) to the keys that encrypted it`,
+          ),
+        });
+    }
+    const options = {
+      ...(workflowsPath ? { workflowsPath } : {}),
+      ...(keyring ? { worker: { dataConverter: encryptionDataConverter(keyring) } } : {}),
+    };
+    if (replayable.length) {
+      try {
+        await h.replayHistoryFiles(replayable, options);
+      } catch (err) {
+        if (!(err instanceof h.HistoryReplayError)) throw err;
+        failures = [...failures, ...err.failures];
+      }
     }
     for (const file of files) {
       const failure = failures.find((f) => f.file === file);
       out(
-        failure ? `FAIL ${file}: ${failure.error.name}: ${briefly(failure.error.message)}` : `ok   ${file}`,
+        failure
+          ? `FAIL ${file}: ${failure.error instanceof UsageError ? '' : `${failure.error.name}: `}${briefly(failure.error.message)}`
+          : `ok   ${file}`,
       );
     }
     out(`${files.length - failures.length} replayed, ${failures.length} failed`);
