@@ -10,7 +10,7 @@ import { Connection } from '@temporalio/client';
 import { SessionClient } from '../client';
 import { encryptionDataConverter } from '../codec';
 import { clientTracingInterceptors, startTracing } from '../telemetry';
-import { connectionOptions, loadConfig, type Config } from '../worker/config';
+import { connectionOptions, loadConfig, tlsHint, type Config } from '../worker/config';
 import { stringOpt, type OptionSpec, type Parsed } from './args';
 import { readDevFile } from './devfile';
 import { CliError } from './errors';
@@ -61,7 +61,11 @@ export async function connectSessions(
   target: Target,
 ): Promise<{ sessions: SessionClient; close(): Promise<void> }> {
   await probe(target);
-  const connection = await Connection.connect(connectionOptions(target.config, target.address));
+  const connection = await Connection.connect(connectionOptions(target.config, target.address)).catch(
+    (err: unknown) => {
+      throw new CliError(handshakeProblem(target, err));
+    },
+  );
   // With OTEL_* set, client calls start traces that the workers continue (docs/observability.md).
   const tracing = startTracing('agent-sessions-cli');
   const sessions = new SessionClient({
@@ -103,6 +107,12 @@ async function probe(target: Target): Promise<void> {
         ? 'the `agent-sessions dev` that wrote it may have stopped'
         : `check ${target.from === 'flag' ? '--address' : 'TEMPORAL_ADDRESS'}`;
   throw new CliError(`cannot reach Temporal at ${target.address} (${problem}): ${hint}`);
+}
+
+/** Why a connection to an address that accepts TCP failed, and what to check (./worker/config.ts tlsHint). */
+function handshakeProblem(target: Target, err: unknown): string {
+  const why = err instanceof Error ? err.message : String(err);
+  return `cannot connect to Temporal at ${target.address}: it accepts connections but did not complete a Temporal (gRPC) handshake (${why}); ${tlsHint(target.config)}`;
 }
 
 function splitAddress(address: string): { host: string; port: number } {

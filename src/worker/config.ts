@@ -230,8 +230,18 @@ function namedPaths(text: string | undefined): Record<string, string> | undefine
   return out;
 }
 
+/**
+ * What to check when a server accepts TCP but the connection fails: usually the two ends disagree on TLS (a TLS server
+ * and a plaintext client, or the reverse, or a certificate the configured CA did not sign). Names what to set.
+ */
+export function tlsHint(config: Config): string {
+  return wantsTls(config)
+    ? 'TLS is configured (TEMPORAL_TLS_* or TEMPORAL_API_KEY): check that the server speaks TLS and that TEMPORAL_TLS_CA_PATH signed its certificate (TEMPORAL_TLS_SERVER_NAME when the name differs)'
+    : 'no TLS is configured: if the server expects TLS, set TEMPORAL_TLS_CA_PATH (and TEMPORAL_TLS_CERT_PATH / TEMPORAL_TLS_KEY_PATH, or TEMPORAL_API_KEY)';
+}
+
 /** Whether the configuration asks for TLS (an API key, a CA or client certificates). */
-function wantsTls(config: Config): boolean {
+export function wantsTls(config: Config): boolean {
   return Boolean(config.apiKey || config.tls.certPath || config.tls.caPath);
 }
 

@@ -26,7 +26,7 @@ import {
   prebuiltWorkflowBundle,
   resolveWorkflowsPath,
 } from './bundle';
-import { connectionOptions, loadConfig, type Config } from './config';
+import { connectionOptions, loadConfig, tlsHint, type Config } from './config';
 import { hooksFromFile } from './hooks';
 import { activityLogAttributes, installWorkerLogging } from './logging';
 import { modelsFromConfig } from './providers';
@@ -197,7 +197,12 @@ function withEncryption(
 
 /** The worker's connection to Temporal at `address`, with the configuration's TLS and API key. */
 export function connectWorker(config: Config, address: string): Promise<NativeConnection> {
-  return NativeConnection.connect(connectionOptions(config, address));
+  return NativeConnection.connect(connectionOptions(config, address)).catch((err: unknown) => {
+    const why = err instanceof Error ? err.message : String(err);
+    // A refused connection needs no TLS hint: nothing listens there.
+    const hint = /refused/i.test(why) ? '' : `; ${tlsHint(config)}`;
+    throw new Error(`cannot connect to Temporal at ${address}: ${why}${hint}`, { cause: err });
+  });
 }
 
 /**

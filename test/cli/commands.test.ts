@@ -4,6 +4,7 @@
  * disposed message, watch following live, history export and replay, and the `worker` command serving a session.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -148,6 +149,24 @@ describe('bad arguments', () => {
     expect(r.stderr).toMatch(
       new RegExp(`cannot reach Temporal at 127\\.0\\.0\\.1:${port} \\(connection refused\\)`),
     );
+  });
+
+  it('a server that accepts but never speaks gRPC (a TLS one, say) gives a one-line error that names the TLS settings', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const r = await cli(['state', 'x'], { ...cliVars, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `cannot connect to Temporal at 127\\.0\\.0\\.1:${port}: it accepts connections but did not complete a Temporal \\(gRPC\\) handshake .*no TLS is configured: if the server expects TLS, set TEMPORAL_TLS_CA_PATH`,
+        ),
+      );
+    } finally {
+      silent.close();
+    }
   });
 });
 
