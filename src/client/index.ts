@@ -427,8 +427,10 @@ export class SessionClient {
     let view = current;
     while (view.base > 0 && view.previousRunId) {
       const runId = view.previousRunId;
+      const later = view.base;
       view = await this.query(sessionId, () => this.handle(sessionId, runId).query(transcriptQuery));
-      messages.unshift(...view.messages);
+      // A run also carries the entries no model request had sent when it began, which the run before holds too.
+      messages.unshift(...view.messages.slice(0, Math.max(0, later - view.base)));
     }
     return { ...(current.system !== undefined ? { system: current.system } : {}), messages, base: 0 };
   }

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertLogValid } from '../../src/domain/invariants';
+import { projectTranscript } from '../../src/domain/transcript';
 import {
   newId,
   settle,
@@ -67,8 +68,11 @@ describe('continue-as-new', () => {
     // The model saw the whole history, assembled across runs.
     const r = t.recorder.requests(id);
     expect(userTexts(r[2]!)).toEqual(['first', 'second', 'A', 'P']);
+    // The transcript assembled across runs is exactly the log's model-visible projection: nothing twice, though
+    // each run carries the entries no request had sent yet (the last answer) into the next.
     const transcript = await s.transcript(id);
     expect(transcript.messages.filter((m) => m.role === 'user')).toHaveLength(4);
+    expect(transcript.messages).toEqual(projectTranscript(events));
     // Reading from an old seq follows the run chain.
     const fromOld = await s.allEvents(id, 3);
     expect(fromOld[0]!.seq).toBe(4);
