@@ -23,7 +23,9 @@ const MODEL_STEP = 'modelStep';
 
 /**
  * A ContextReader over the history of the session's runs, read through `client` (its data converter decodes the
- * inputs, so an encrypted history reads too). Stops paging once the entries asked for are found.
+ * inputs, so an encrypted history reads too). Reads newest first (`GetWorkflowExecutionHistoryReverse`) and stops
+ * once the entries asked for are found: a cache that is only behind reads the last requests, not the whole run.
+ * Reads oldest first where the server lacks the reverse read (the time-skipping test server).
  */
 export function historyContextReader(client: () => Client): ContextReader {
   return async (sessionId, runId, from, to) => {
@@ -31,30 +33,56 @@ export function historyContextReader(client: () => Client): ContextReader {
     const entries = new Map<number, TranscriptEntry>();
     let base: number | undefined;
     let previousRunId: string | undefined;
+    let sawStart = false;
+    /** Positions [from, to) all found: the page can be answered without knowing the run's base. */
     const covered = () => {
-      if (base === undefined) return false;
-      for (let i = Math.max(from, base); i < to; i++) if (!entries.has(i)) return false;
+      for (let i = from; i < to; i++) if (!entries.has(i)) return false;
       return true;
     };
-    let nextPageToken: Uint8Array | undefined;
-    do {
-      const response = await c.workflowService.getWorkflowExecutionHistory({
-        namespace: c.options.namespace,
-        execution: { workflowId: sessionId, runId },
-        ...(nextPageToken ? { nextPageToken } : {}),
-      });
-      for (const event of response.history?.events ?? []) {
+    const take = async (events: temporal.api.history.v1.IHistoryEvent[]) => {
+      for (const event of events) {
         const started = event.workflowExecutionStartedEventAttributes;
-        if (started?.continuedExecutionRunId) previousRunId = started.continuedExecutionRunId;
+        if (started) {
+          sawStart = true;
+          if (started.continuedExecutionRunId) previousRunId = started.continuedExecutionRunId;
+        }
         const input = await modelStepInput(c, event);
         if (!input) continue;
-        base ??= input.prefix.count;
+        base = Math.min(base ?? input.prefix.count, input.prefix.count);
         input.newEntries.forEach((entry, i) => entries.set(input.prefix.count + i, entry));
       }
+    };
+    const execution = { workflowId: sessionId, runId };
+    const namespace = c.options.namespace;
+    let nextPageToken: Uint8Array | undefined;
+    let reverse = true;
+    for (;;) {
+      const request = { namespace, execution, ...(nextPageToken ? { nextPageToken } : {}) };
+      let response;
+      try {
+        response = reverse
+          ? await c.workflowService.getWorkflowExecutionHistoryReverse(request)
+          : await c.workflowService.getWorkflowExecutionHistory(request);
+      } catch (err) {
+        if (!reverse || !isUnimplemented(err)) throw err;
+        reverse = false; // read oldest first, from the start
+        continue;
+      }
+      await take(response.history?.events ?? []);
       nextPageToken = response.nextPageToken?.length ? response.nextPageToken : undefined;
-    } while (nextPageToken && !covered());
-    return page(entries, base ?? to, from, to, previousRunId);
+      if (!nextPageToken || covered()) break;
+    }
+    // Read to its start, the run's first request gives its base; stopped early, every entry asked for is here.
+    const runBase = sawStart || !nextPageToken ? (base ?? to) : from;
+    return page(entries, runBase, from, to, previousRunId);
   };
+}
+
+/** gRPC's UNIMPLEMENTED (fixed by the gRPC spec; @grpc/grpc-js is not a dependency of ours). */
+const GRPC_UNIMPLEMENTED = 12;
+
+function isUnimplemented(err: unknown): boolean {
+  return (err as { code?: number } | null)?.code === GRPC_UNIMPLEMENTED;
 }
 
 async function modelStepInput(

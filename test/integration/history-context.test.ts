@@ -111,6 +111,67 @@ it('a cache miss is filled from the histories of every run and matches the workf
   expect(id).toMatch(/^history-context-/);
 }, 120_000);
 
+/**
+ * The client the reader sees, counting the history events it is given; `reverse: false` makes the server look like
+ * one without the newest-first read (gRPC UNIMPLEMENTED, as the time-skipping test server answers).
+ */
+function countingClient(client: Client, opts: { reverse: boolean }) {
+  const counts = { events: 0, reverseCalls: 0 };
+  const service = client.workflowService;
+  const workflowService = {
+    async getWorkflowExecutionHistoryReverse(
+      request: Parameters<typeof service.getWorkflowExecutionHistoryReverse>[0],
+    ) {
+      counts.reverseCalls += 1;
+      if (!opts.reverse) throw Object.assign(new Error('unimplemented'), { code: 12 });
+      const response = await service.getWorkflowExecutionHistoryReverse(request);
+      counts.events += response.history?.events?.length ?? 0;
+      return response;
+    },
+    async getWorkflowExecutionHistory(request: Parameters<typeof service.getWorkflowExecutionHistory>[0]) {
+      const response = await service.getWorkflowExecutionHistory(request);
+      counts.events += response.history?.events?.length ?? 0;
+      return response;
+    },
+  };
+  return { counts, client: { options: client.options, workflowService } as unknown as Client };
+}
+
+it('a cache that is only behind reads the run newest first; a server without that read is read in order, with the same entries', async () => {
+  const taskQueue = newId('q');
+  await serve(taskQueue);
+  const { request } = await runSession(taskQueue, env.client);
+  const history = await env.client.workflow.getHandle(request.sessionId, request.runId).fetchHistory();
+  const runEvents = history.events?.length ?? 0;
+  const viaQuery: ContextReader = (sessionId, runId, from, to) =>
+    env.client.workflow.getHandle(sessionId, runId).query(modelContextQuery, { from, to });
+  // The last entries before the request that this run holds (the request's prefix reaches back into earlier runs).
+  const run = await viaQuery(request.sessionId, request.runId, 0, request.prefix.count);
+  expect(request.prefix.count - run.base).toBeGreaterThan(0);
+  const from = Math.max(run.base, request.prefix.count - 2);
+  const expected = run.entries.slice(from - run.base);
+
+  const newestFirst = countingClient(env.client, { reverse: true });
+  const tail = await historyContextReader(() => newestFirst.client)(
+    request.sessionId,
+    request.runId,
+    from,
+    request.prefix.count,
+  );
+  expect(tail.entries).toEqual(expected);
+  expect(newestFirst.counts.reverseCalls).toBe(1);
+
+  const inOrder = countingClient(env.client, { reverse: false });
+  const same = await historyContextReader(() => inOrder.client)(
+    request.sessionId,
+    request.runId,
+    from,
+    request.prefix.count,
+  );
+  expect(same.entries).toEqual(tail.entries);
+  expect(inOrder.counts.events).toBe(runEvents);
+}, 120_000);
+
 it('reads an encrypted history through the client codec', async () => {
   const keyring: EncryptionKeyring = { current: { id: 'k1', key: new Uint8Array(randomBytes(32)) } };
   const taskQueue = newId('q');
