@@ -93,7 +93,7 @@ function counting(reader: ContextReader) {
 it('a cache miss is filled from the histories of every run and matches the workflow query', async () => {
   const taskQueue = newId('q');
   await serve(taskQueue);
-  const { id, request } = await runSession(taskQueue, env.client);
+  const { request } = await runSession(taskQueue, env.client);
   // The last request's prefix reaches back into earlier runs: the chain must be followed.
   expect(request.runId).not.toBe(request.chainId);
   expect(request.prefix.count).toBeGreaterThan(10);
@@ -108,7 +108,6 @@ it('a cache miss is filled from the histories of every run and matches the workf
   expect(new Set(fromHistory.reads).size).toBeGreaterThan(1);
   expect(a.map((e) => e.role)).toContain('tool');
   expect(JSON.stringify(a)).toContain(`echo of turn 5`);
-  expect(id).toMatch(/^history-context-/);
 }, 120_000);
 
 /**
