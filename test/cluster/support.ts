@@ -7,6 +7,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { eventually } from '../support/eventually';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const CLI = path.join(ROOT, 'bin/agent-sessions.js');
@@ -133,32 +134,8 @@ export function runProcess(
   });
 }
 
-/**
- * Polls `read` until `done` holds, for up to `timeoutMs`; a failing read (a part of the cluster restarting) counts
- * as not done. Throws with the last value or error.
- */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = value;
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('worker exited early')) throw err;
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const shown = last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000);
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${shown}`);
-}
+/** Polling through restarts of the cluster's parts (test/support/eventually.ts). */
+export { eventually };
 
 /** An error and its causes, one `Name: message` each (a gRPC status is in a cause). */
 export function describeError(err: unknown): string {

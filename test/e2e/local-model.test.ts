@@ -34,6 +34,7 @@ import { spawnDevServer, type DevServerProcess } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
 import { createSessionWorker } from '../../src/worker';
+import { eventually } from '../support/eventually';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'bin/agent-sessions.js');
@@ -104,30 +105,6 @@ afterAll(async () => {
   await disposeLocalModels();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** Polls `read` until `done` holds, for up to `timeoutMs`; transient RPC failures count as not done. */
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = value;
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('worker exited early')) throw err;
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const shown = last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000);
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${shown}`);
-}
 
 /** Waits until `turns` turns have ended and the session is idle; returns the log, checked. */
 async function settled(client: SessionClient, id: string, turns: number, timeoutMs = 120_000) {

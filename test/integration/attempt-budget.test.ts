@@ -27,6 +27,7 @@ import { spawnDevServer, type DevServerProcess } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
 import { FakeModelServer } from '../providers/fakeModelServer';
+import { eventually } from '../support/eventually';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'bin/agent-sessions.js');
@@ -80,29 +81,6 @@ async function killAndReplace(worker: ChildProcess): Promise<ChildProcess> {
   worker.kill('SIGKILL');
   await gone;
   return startWorker();
-}
-
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = value;
-    } catch (err) {
-      if (err instanceof Error && err.message.startsWith('worker exited early')) throw err;
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const shown = last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000);
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${shown}`);
 }
 
 /** Resolves once attempt `attempt` of the session's activity of `type` runs on a worker. */

@@ -23,6 +23,7 @@ import { SessionClient } from '../../src/client';
 import { spawnDevServer, type DevServerProcess } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
+import { eventually } from '../support/eventually';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLI = path.join(ROOT, 'bin/agent-sessions.js');
@@ -84,34 +85,6 @@ async function kill(worker: WorkerProcess): Promise<void> {
 
 async function ensureWorker(): Promise<WorkerProcess> {
   return [...workers][0] ?? startWorker();
-}
-
-/**
- * Polls `read` until `done` holds, for up to `timeoutMs`; a failing read (a server restarting) counts as not done.
- * Throws with the last value or error.
- */
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await read();
-      if (done(value)) return value;
-      last = value;
-    } catch (err) {
-      // Rethrow a worker that died; keep polling through transient RPC failures.
-      if (err instanceof Error && err.message.startsWith('worker exited early')) throw err;
-      last = err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const shown = last instanceof Error ? last.message : JSON.stringify(last)?.slice(0, 2000);
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${shown}`);
 }
 
 /** Resolves once an activity of `type` of the session is running on a worker (not merely scheduled). */
