@@ -16,6 +16,7 @@ import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import type {
   DescribeHooksInput,
+  CheckApprovalsInput,
   DescribeToolsInput,
   HookDescriptor,
   ModelStepInput,
@@ -152,7 +153,16 @@ export function createActivities(deps: ActivityDeps) {
           message: `session names tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${deps.tools.names().join(', ') || 'none'})`,
         });
       }
-      return input.names.map((name) => ({ name, exclusive: deps.tools.get(name)?.exclusive === true }));
+      return input.names.map((name) => deps.tools.descriptor(name)!);
+    },
+
+    /** Which calls of a batch need approval, by their tools' predicates (a predicate that throws requires it). */
+    async checkApprovals(input: CheckApprovalsInput): Promise<string[]> {
+      return input.calls
+        .filter((c) =>
+          deps.tools.needsApproval(c.name, c.arguments, { sessionId: input.sessionId, callId: c.callId }),
+        )
+        .map((c) => c.callId);
     },
 
     /**

@@ -9,7 +9,7 @@ import { toBlocks, type ContentBlock, type MessageSource } from '../domain/messa
 import { isName, NAME_RULE } from '../domain/names';
 import { describeZodIssue } from '../domain/util';
 import { ErrorCodes } from '../contract';
-import type { ContextOutput, ToolExecResult, ToolSpec } from './types';
+import type { ContextOutput, ToolDescriptor, ToolExecResult, ToolSpec } from './types';
 
 /** A message a tool sends into its own session. */
 export interface ToolMessage {
@@ -50,6 +50,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   input: S;
   /** Runs alone, as a barrier between the calls before and after it. */
   exclusive?: boolean;
+  /**
+   * A person must approve each call before it runs (`always`), or the calls this predicate picks: it gets the
+   * parsed arguments and runs on the worker (a predicate that throws requires approval). A session can add tools
+   * that need approval (`SessionConfig.approvals`) but never lift this requirement.
+   */
+  approval?: 'always' | ((args: z.infer<S>, call: { sessionId: string; callId: string }) => boolean);
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolReturn> | ToolReturn;
 }
 
@@ -93,6 +99,35 @@ export class ToolRegistry {
 
   names(): string[] {
     return [...this.tools.keys()].sort();
+  }
+
+  /** What the workflow learns of a tool: whether it is exclusive, and whether its calls need approval. */
+  descriptor(name: string): ToolDescriptor | undefined {
+    const tool = this.tools.get(name);
+    if (!tool) return undefined;
+    const approval = tool.approval === 'always' ? 'always' : tool.approval ? 'check' : undefined;
+    return { name, exclusive: tool.exclusive === true, ...(approval ? { approval } : {}) };
+  }
+
+  /**
+   * Whether a call needs approval, by its tool's predicate. Fails closed: arguments the tool's schema refuses or a
+   * predicate that throws require approval (the call then waits for a person, who sees the arguments).
+   */
+  needsApproval(
+    name: string,
+    args: Record<string, unknown>,
+    call: { sessionId: string; callId: string },
+  ): boolean {
+    const tool = this.tools.get(name);
+    if (!tool?.approval) return false;
+    if (tool.approval === 'always') return true;
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) return true;
+    try {
+      return tool.approval(parsed.data, call) === true;
+    } catch {
+      return true;
+    }
   }
 
   /** The tool as the model sees it (cached: schemas are derived once per tool). */

@@ -5,6 +5,7 @@
  * driver consumes are defined with its effects (src/domain/effects.ts) and re-exported here.
  */
 import type {
+  ApprovalCheck,
   ContextOutput,
   HookDescriptor,
   HookKind,
@@ -73,6 +74,10 @@ export interface DescribeToolsInput {
 }
 export interface DescribeHooksInput {
   names: string[];
+}
+/** Which of a batch's calls need approval: the worker asks each call's tool predicate. */
+export interface CheckApprovalsInput extends ApprovalCheck {
+  sessionId: string;
 }
 
 /** What a pre-step hook is asked (also the JSON an HTTP or command hook receives). */

@@ -30,6 +30,8 @@ export const CHAT_HELP = [
   '/followup TEXT        queue a prompt for its own turn',
   '/steer TEXT           deliver at the next step boundary (wakes the session)',
   '/inject [SOURCE] TEXT context for the next step, no wake (SOURCE like plugin:notes; default plugin:cli)',
+  '/approve [CALLID]     let a tool call that waits for approval run (CALLID when several wait)',
+  '/deny [CALLID] [WHY]  refuse it; the model reads DENIED and WHY',
   '/cancel [--keep-inbox] abort the running turn (and drop pending messages unless --keep-inbox)',
   '/dispose              end the session for good',
   '/quit                 leave (the session stays; run again to resume)',
@@ -177,6 +179,32 @@ export function runChat(opts: ChatOptions): Promise<ChatEnd> {
         }
         return;
       }
+      case '/approve':
+      case '/deny': {
+        const waiting = renderer.activity.kind === 'approval' ? renderer.activity.calls : [];
+        // `/deny [CALLID] [WHY]`: the call named, else the only one waiting (then every word is the reason).
+        const named = waiting.find((c) => c.callId === rest[0]);
+        const only = !named && waiting.length === 1 ? waiting[0] : undefined;
+        const callId = named?.callId ?? only?.callId ?? rest[0];
+        if (!callId)
+          return print([
+            `! ${head} needs a call id (waiting: ${waiting.map((c) => c.callId).join(', ') || 'none'})`,
+          ]);
+        const reason = (only ? rest : rest.slice(1)).join(' ').trim();
+        try {
+          await inFlight(
+            sessions.approve(
+              sessionId,
+              callId,
+              head === '/approve' ? 'approve' : 'deny',
+              reason || undefined,
+            ),
+          );
+        } catch (err) {
+          print([`! ${(err as Error).message}`]);
+        }
+        return;
+      }
       case '/dispose':
         try {
           await inFlight(sessions.dispose(sessionId));
@@ -213,6 +241,8 @@ function activityText(activity: Activity): string {
       return 'model';
     case 'tools':
       return `tool ${activity.names.join(', ')}`;
+    case 'approval':
+      return `waiting for approval: ${activity.calls.map((c) => `${c.name} ${c.callId}`).join(', ')} (/approve or /deny)`;
     case 'turn':
       return 'turn running';
     case 'idle':

@@ -6,6 +6,7 @@
 import { InvalidInputError } from '../client';
 import { parse } from './args';
 import type { Command } from './command';
+import { approveCommand, denyCommand } from './commands/approve';
 import { askCommand } from './commands/ask';
 import { cancelCommand, disposeCommand } from './commands/cancel';
 import { codecServerCommand } from './commands/codec-server';
@@ -31,6 +32,8 @@ const LIST: Command[] = [
   laneCommand('steer'),
   laneCommand('inject'),
   askCommand,
+  approveCommand,
+  denyCommand,
   cancelCommand,
   disposeCommand,
   listCommand,

@@ -17,7 +17,11 @@ export interface RenderOptions {
 }
 
 export type Activity =
-  { kind: 'idle' } | { kind: 'model' } | { kind: 'tools'; names: string[] } | { kind: 'turn' };
+  | { kind: 'idle' }
+  | { kind: 'model' }
+  | { kind: 'tools'; names: string[] }
+  | { kind: 'approval'; calls: { callId: string; name: string }[] }
+  | { kind: 'turn' };
 
 const CODES = { dim: 2, bold: 1, cyan: 36, yellow: 33, green: 32, magenta: 35, red: 31, blue: 34 } as const;
 type Style = keyof typeof CODES;
@@ -29,6 +33,8 @@ export class TranscriptRenderer {
   private modelRunning = false;
   private disposed = false;
   private readonly tools = new Map<string, string>();
+  /** Calls waiting for a decision: callId → tool name. */
+  private readonly approvals = new Map<string, string>();
   /** Which inbox list each message id was inserted into (followup = next-turn, steer/inject = next-step). */
   private readonly targets = new Map<string, InboxTarget>();
 
@@ -40,6 +46,8 @@ export class TranscriptRenderer {
   /** What the session is doing now, as far as the items seen so far tell. */
   get activity(): Activity {
     if (!this.turnOpen) return { kind: 'idle' };
+    if (this.approvals.size)
+      return { kind: 'approval', calls: [...this.approvals].map(([callId, name]) => ({ callId, name })) };
     if (this.tools.size) return { kind: 'tools', names: [...new Set(this.tools.values())] };
     return this.modelRunning ? { kind: 'model' } : { kind: 'turn' };
   }
@@ -91,6 +99,7 @@ export class TranscriptRenderer {
       case 'step/end':
         this.modelRunning = false;
         this.tools.clear();
+        this.approvals.clear();
         return [];
       case 'user/message':
         return this.message(event.data.message);
@@ -120,6 +129,25 @@ export class TranscriptRenderer {
           ];
         const text = textOf(event.data.content).replace(/\s+/g, ' ');
         return [this.paint(`    ↳ ${clip(text, this.width - 6)}`, 'magenta')];
+      }
+      case 'tool/approval-requested': {
+        this.approvals.set(event.data.callId, event.data.name);
+        const head = `  ⏸ ${event.data.name} needs approval (call ${event.data.callId}) `;
+        return [
+          this.paint(
+            head + clip(JSON.stringify(event.data.arguments), Math.max(10, this.width - head.length)),
+            'yellow',
+          ),
+        ];
+      }
+      case 'tool/approval-resolved': {
+        this.approvals.delete(event.data.callId);
+        const { callId, decision, by, reason } = event.data;
+        if (decision === 'approve') return [this.paint(`    ✓ approved (call ${callId})`, 'yellow')];
+        const why =
+          by === 'timeout' ? 'no decision in time' : by === 'cancel' ? 'the turn was cancelled' : '';
+        const text = `    ✗ denied (call ${callId})${reason ? `: ${reason}` : why ? `: ${why}` : ''}`;
+        return [this.paint(clip(text, this.width), 'red')];
       }
       case 'session/disposed':
         this.disposed = true;

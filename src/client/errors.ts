@@ -51,3 +51,8 @@ export class DeliveryRejectedError extends Error {
 export class TurnWaitTimeoutError extends Error {
   override name = 'TurnWaitTimeoutError';
 }
+
+/** An `approve` named a call that is not waiting for a decision (unknown, or already resolved another way). */
+export class ApprovalRefusedError extends Error {
+  override name = 'ApprovalRefusedError';
+}

@@ -19,6 +19,7 @@ import {
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import type { DataConverter, SearchAttributePair } from '@temporalio/common';
 import {
+  approveUpdate,
   cancelSignal,
   DEFAULT_TASK_QUEUE,
   deliverUpdate,
@@ -40,9 +41,11 @@ import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
 import { issueField } from '../domain/util';
 import {
+  ApproveInputSchema,
   CancelInputSchema,
   laneInputProblem,
   SessionConfigSchema,
+  type ApprovalReceipt,
   type CancelInput,
   type DeliveryReceipt,
   type Lane,
@@ -50,6 +53,7 @@ import {
   type WaitOutcome,
 } from '../domain/wire';
 import {
+  ApprovalRefusedError,
   DeliveryRejectedError,
   InvalidInputError,
   SessionDisposedError,
@@ -283,6 +287,29 @@ export class SessionClient {
     );
     if (!receipt.outcome) throw new DeliveryRejectedError(`session ${sessionId} answered without an outcome`);
     return receipt as DeliveryReceipt & { outcome: WaitOutcome };
+  }
+
+  /**
+   * Decides a tool call that waits for approval (the calls waiting are in `state(id).approvals`, and each request is
+   * a `tool/approval-requested` event): `approve` runs it, `deny` answers it DENIED with `reason`, which the model
+   * reads. Repeating a decision answers `duplicate: true`. Throws ApprovalRefusedError naming the call when it is
+   * not waiting (unknown, or already resolved otherwise), InvalidInputError, SessionNotFoundError.
+   */
+  async approve(
+    sessionId: string,
+    callId: string,
+    decision: 'approve' | 'deny',
+    reason?: string,
+  ): Promise<ApprovalReceipt> {
+    const parsed = ApproveInputSchema.safeParse({
+      callId,
+      decision,
+      ...(reason !== undefined ? { reason } : {}),
+    });
+    if (!parsed.success) throw invalid(parsed.error.issues, 'approve');
+    return this.query(sessionId, () =>
+      this.handle(sessionId).executeUpdate(approveUpdate, { args: [parsed.data] }),
+    );
   }
 
   async cancel(sessionId: string, input: CancelInput = {}): Promise<void> {
@@ -537,6 +564,8 @@ export class SessionClient {
         return InvalidInputError.fromSession(cause?.message ?? err.message);
       if (type === FailureTypes.TurnWaitTimeout)
         return new TurnWaitTimeoutError(cause?.message ?? err.message);
+      if (type === FailureTypes.ApprovalRefused)
+        return new ApprovalRefusedError(cause?.message ?? err.message);
       return new DeliveryRejectedError(cause?.message ?? err.message);
     }
     if (!runClosed) return err;

@@ -7,7 +7,15 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { EventsPage, ModelContextPage } from '../domain/pages';
 import type { SessionStateView } from '../domain/session';
 import type { TranscriptEntry } from '../domain/transcript';
-import type { CancelInput, DeliverInput, DeliveryReceipt, EventsQuery, LaneSignal } from '../domain/wire';
+import type {
+  ApprovalReceipt,
+  ApproveInput,
+  CancelInput,
+  DeliverInput,
+  DeliveryReceipt,
+  EventsQuery,
+  LaneSignal,
+} from '../domain/wire';
 
 export const WORKFLOW_TYPE = 'agentSession';
 export const DEFAULT_TASK_QUEUE = 'agent-sessions';
@@ -23,6 +31,8 @@ export const disposeSignal = defineSignal<[Record<string, never>?]>('dispose');
 export type { EventsPage, ModelContextPage };
 
 export const deliverUpdate = defineUpdate<DeliveryReceipt, [DeliverInput]>('deliver');
+/** A decision on a tool call waiting for approval; the validator refuses a call that is not waiting, naming it. */
+export const approveUpdate = defineUpdate<ApprovalReceipt, [ApproveInput]>('approve');
 
 export const eventsQuery = defineQuery<EventsPage, [EventsQuery?]>('events');
 export const stateQuery = defineQuery<SessionStateView>('state');

@@ -35,6 +35,8 @@ export const FailureTypes = {
   TranscriptMismatch: 'TranscriptMismatch',
   /** A `deliver` with `wait` timed out before its message's turn ended (the message itself was accepted). */
   TurnWaitTimeout: 'TurnWaitTimeout',
+  /** An `approve` update named a call that has no pending approval, or contradicts its decision. */
+  ApprovalRefused: 'ApprovalRefused',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -64,6 +66,10 @@ export const ErrorCodes = {
   HookInvalidOutput: 'HOOK_INVALID_OUTPUT',
   InvalidPayload: 'INVALID_PAYLOAD',
   TranscriptMismatch: 'TRANSCRIPT_MISMATCH',
+  /** A person denied a tool call that needed approval; the content carries their reason. */
+  Denied: 'DENIED',
+  /** No decision on a tool call that needed approval within the session's `approvals.timeoutMs`. */
+  ApprovalTimeout: 'APPROVAL_TIMEOUT',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

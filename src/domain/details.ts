@@ -13,6 +13,7 @@ export type Waiting =
   | { kind: 'pre-step' }
   | { kind: 'model'; model: string }
   | { kind: 'tools'; names: readonly string[] }
+  | { kind: 'approval-check' }
   | { kind: 'continue-as-new' };
 
 export function currentDetails(core: SessionCore, waiting: Waiting): string {
@@ -21,7 +22,11 @@ export function currentDetails(core: SessionCore, waiting: Waiting): string {
     view.status === 'running'
       ? `**running** · turn ${view.turn} · step ${view.step}`
       : `**${view.status}** · ${view.turn} turn${view.turn === 1 ? '' : 's'}`;
-  const lines = [`${head} · ${describeWaiting(waiting)}`];
+  const approvals = view.approvals;
+  const idleBatch = waiting.kind === 'tools' && waiting.names.length === 0 && approvals.length > 0;
+  const lines = [`${head} · ${idleBatch ? 'waiting for approval' : describeWaiting(waiting)}`];
+  if (approvals.length > 0)
+    lines.push(`awaiting approval: ${approvals.map((a) => `${a.name} #${a.callId}`).join(', ')}`);
   const { nextTurn, nextStep } = view.pending;
   if (nextTurn.length + nextStep.length > 0)
     lines.push(`pending: ${nextTurn.length} for the next turn · ${nextStep.length} for the next step`);
@@ -46,6 +51,8 @@ function describeWaiting(w: Waiting): string {
       return `waiting for the model (${w.model})`;
     case 'tools':
       return w.names.length ? `running tools: ${w.names.join(', ')}` : 'running tools';
+    case 'approval-check':
+      return 'asking the worker which tool calls need approval';
     case 'continue-as-new':
       return 'continuing as new';
   }

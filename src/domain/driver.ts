@@ -27,6 +27,7 @@ import { runToolBatch } from './toolBatch';
 import { emptyTranscript, transcriptLength, type TranscriptEntry, type TranscriptState } from './transcript';
 import { describeZodIssue } from './util';
 import {
+  ApproveInputSchema,
   CancelInputSchema,
   DeliverInputSchema,
   DisposeInputSchema,
@@ -35,6 +36,8 @@ import {
   laneInputProblem,
   modelLabel,
   undecodableReason,
+  type ApprovalReceipt,
+  type ApproveInput,
   type DeliveryReceipt,
   type Lane,
   type ModelSpec,
@@ -78,13 +81,18 @@ export interface DriverDeps {
   onEvent?(event: SessionEvent): void;
   /** Called when a turn fails for a reason that is not an outcome (a bug); the turn still closes. */
   onInternalError?(turn: number, err: unknown): void;
+  /** Called when an approval is resolved by a caller or a timeout: the interpreter wakes the tool batch. */
+  onApprovalResolved?(callId: string): void;
 }
 
 /** A caller's input the session refuses; `failureType` is the ApplicationFailure type the update path throws. */
 export class SessionRefusal extends Error {
   override name = 'SessionRefusal';
   constructor(
-    readonly failureType: typeof FailureTypes.InvalidPayload | typeof FailureTypes.SessionDisposed,
+    readonly failureType:
+      | typeof FailureTypes.InvalidPayload
+      | typeof FailureTypes.SessionDisposed
+      | typeof FailureTypes.ApprovalRefused,
     message: string,
   ) {
     super(message);
@@ -181,6 +189,55 @@ export class SessionDriver {
     const input = DeliverInputSchema.parse(raw);
     const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, this.deps.newId);
     return this.core.accept(input.lane, message).receipt;
+  }
+
+  /**
+   * Checks an `approve` payload (the update's validator): the call must wait for a decision, or have been resolved
+   * with the same one (then the update answers `duplicate`). Throws a SessionRefusal naming the call.
+   */
+  validateApprove(raw: unknown): ApproveInput & { duplicate: boolean } {
+    const undecodable = undecodableReason(raw);
+    if (undecodable)
+      throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid approve payload: ${undecodable}`);
+    const parsed = ApproveInputSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new SessionRefusal(
+        FailureTypes.InvalidPayload,
+        `invalid approve payload: ${describeZodIssue(parsed.error.issues, 'payload')}`,
+      );
+    const input = parsed.data;
+    const approval = this.core.approvalOf(input.callId);
+    if (approval?.status === 'pending') return { ...input, duplicate: false };
+    if (approval?.status === 'resolved' && approval.by === 'caller' && approval.decision === input.decision)
+      return { ...input, duplicate: true };
+    const pending = this.core.pendingApprovals().map((a) => a.callId);
+    const waiting = pending.length
+      ? `calls waiting: ${pending.join(', ')}`
+      : 'no call is waiting for a decision';
+    if (approval?.status === 'resolved')
+      throw new SessionRefusal(
+        FailureTypes.ApprovalRefused,
+        `call "${input.callId}" was already resolved (${approval.decision} by ${approval.by}); ${waiting}`,
+      );
+    throw new SessionRefusal(
+      FailureTypes.ApprovalRefused,
+      `call "${input.callId}" is not waiting for approval in this session; ${waiting}`,
+    );
+  }
+
+  /** Takes a validated decision on a call waiting for approval (the `approve` update). */
+  approve(raw: unknown): ApprovalReceipt {
+    const input = this.validateApprove(raw);
+    if (!input.duplicate) {
+      this.core.resolveApproval(input.callId, input.decision, 'caller', input.reason);
+      this.deps.onApprovalResolved?.(input.callId);
+    }
+    return { callId: input.callId, decision: input.decision, duplicate: input.duplicate };
+  }
+
+  /** The session's approval timeout for a call ran out: a call still waiting is answered APPROVAL_TIMEOUT. */
+  approvalTimedOut(callId: string): void {
+    if (this.core.resolveApproval(callId, 'deny', 'timeout')) this.deps.onApprovalResolved?.(callId);
   }
 
   private laneSignal(lane: Lane, raw: unknown): void {
@@ -378,6 +435,7 @@ export class SessionDriver {
       allowed,
       maxParallel: this.config.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS,
       postToolHooks: hooks.filter((h) => h.kind === 'post-tool').map((h) => h.name),
+      ...(this.config.approvals ? { approvals: this.config.approvals } : {}),
       newId: this.deps.newId,
     });
     return { kind: 'done', outcome: { toolsOweRequest: true, concluded: batch.concluded, maxTokens } };

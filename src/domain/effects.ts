@@ -13,6 +13,18 @@ import type { ModelSpec } from './wire';
 export interface ToolDescriptor {
   name: string;
   exclusive: boolean;
+  /**
+   * The worker requires a person's decision before a call runs: always, or when its predicate over the call's
+   * arguments says so (`check`, asked on the worker through the `check-approvals` effect).
+   */
+  approval?: 'always' | 'check';
+}
+
+/** A call whose need for approval the worker decides (its tool's predicate). */
+export interface ApprovalCheck {
+  turn: number;
+  step: number;
+  calls: { callId: string; name: string; arguments: Record<string, unknown> }[];
 }
 
 export type HookKind = 'pre-step' | 'post-tool';
@@ -125,8 +137,18 @@ export type Effect =
   | { type: 'model'; call: ModelCall }
   /** Start a tool call and its post-tool hooks; answer at once (undefined); it settles through `tool-settled`. */
   | { type: 'start-tool'; start: ToolStart }
-  /** Wait for the next started tool call to settle, in whatever order they finish. */
+  /**
+   * Wait for the next started tool call to settle, in whatever order they finish, or for an approval to be
+   * resolved (a decision, its timeout, a cancel): answered `{kind:'approval'}`, the driver reads the core.
+   */
   | { type: 'tool-settled' }
+  /** Ask the worker which of these calls need approval (their tools' predicates); answer: the callIds that do. */
+  | { type: 'check-approvals'; check: ApprovalCheck }
+  /**
+   * A call now waits for a decision (its `tool/approval-requested` is logged); answer at once (undefined). With
+   * `timeoutMs` the interpreter starts a durable timer that resolves it `by:'timeout'` through the driver.
+   */
+  | { type: 'await-approval'; approval: { callId: string; timeoutMs?: number } }
   /**
    * A quiet point where the driver wants to continue as new (rule 33): wait for every handler to finish, then, if
    * `driver.canContinueAsNew()` still holds, continue as new with `driver.carry()`. Answer undefined if not done.
@@ -143,7 +165,9 @@ export interface AnswerMap {
   'pre-step': { kind: 'decided'; decision: PreStepDecision } | Failed;
   model: { kind: 'ok'; result: ModelStepResult } | Failed;
   'start-tool': undefined;
-  'tool-settled': { index: number; result: ToolExecResult };
+  'tool-settled': { kind: 'settled'; index: number; result: ToolExecResult } | { kind: 'approval' };
+  'check-approvals': Resolved<string[]>;
+  'await-approval': undefined;
   'continue-as-new': undefined;
 }
 

@@ -57,6 +57,29 @@ export interface Usage {
   totalTokens?: number;
 }
 
+/** A caller's decision on a tool call that needs approval. */
+export type ApprovalDecision = 'approve' | 'deny';
+/** Who resolved an approval: a caller's `approve` update, the session's approval timeout, or a cancel/dispose. */
+export type ApprovalResolvedBy = 'caller' | 'timeout' | 'cancel';
+
+/** A tool call waiting for a person's decision (rule 18 still orders its result among the batch's). */
+export interface ApprovalRequest {
+  turn: number;
+  step: number;
+  callId: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface ApprovalResolution {
+  turn: number;
+  step: number;
+  callId: string;
+  decision: ApprovalDecision;
+  reason?: string;
+  by: ApprovalResolvedBy;
+}
+
 export interface EventDataMap {
   'agent/inbox/spliced': SpliceData;
   'turn/start': { turn: number };
@@ -73,6 +96,8 @@ export interface EventDataMap {
   };
   'tool/call': { turn: number; step: number } & ToolCallInfo;
   'tool/result': { turn: number; step: number; callId: string; content: ContentBlock[]; error?: ErrorInfo };
+  'tool/approval-requested': ApprovalRequest;
+  'tool/approval-resolved': ApprovalResolution;
   'session/disposed': Record<string, never>;
 }
 
@@ -97,6 +122,8 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'assistant/message',
   'tool/call',
   'tool/result',
+  'tool/approval-requested',
+  'tool/approval-resolved',
   'session/disposed',
 ];
 
@@ -159,6 +186,19 @@ export const EventDataSchemas = {
     callId: z.string(),
     content: z.array(ContentBlockSchema),
     error: ErrorInfoSchema.optional(),
+  }),
+  'tool/approval-requested': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  'tool/approval-resolved': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    decision: z.enum(['approve', 'deny']),
+    reason: z.string().optional(),
+    by: z.enum(['caller', 'timeout', 'cancel']),
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

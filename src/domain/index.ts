@@ -30,6 +30,8 @@ export {
   DEFAULT_MAX_PARALLEL_TOOL_CALLS,
   LaneSignalSchema,
   DeliverInputSchema,
+  ApproveInputSchema,
+  MAX_APPROVAL_TIMEOUT_MS,
   CancelCauseSchema,
   CancelInputSchema,
   DisposeInputSchema,
@@ -45,6 +47,8 @@ export type {
   LaneSignal,
   DeliverInput,
   DeliveryReceipt,
+  ApproveInput,
+  ApprovalReceipt,
   CancelInput,
   EventsQuery,
 } from './wire';
@@ -71,6 +75,10 @@ export type {
   SessionEvent,
   EventOf,
   EventDraft,
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalResolution,
+  ApprovalResolvedBy,
 } from './events';
 
 export {
@@ -91,8 +99,16 @@ export type { Inbox, SpliceShape } from './inbox';
 export { emptyTranscript, projectEvent, projectTranscript } from './transcript';
 export type { TranscriptEntry, TranscriptState } from './transcript';
 
-export { RECENT_ID_WINDOW, initialSnapshot, SessionStateError, SessionCore } from './session';
+export {
+  RECENT_ID_WINDOW,
+  RESOLVED_APPROVAL_WINDOW,
+  initialSnapshot,
+  SessionStateError,
+  SessionCore,
+} from './session';
 export type {
+  PendingApproval,
+  ApprovalStatus,
   SessionStatus,
   SessionSnapshot,
   SessionStateView,
@@ -127,6 +143,7 @@ export type {
   ToolStart,
   ToolExecResult,
   ToolDescriptor,
+  ApprovalCheck,
   HookDescriptor,
   HookKind,
   ContextOutput,

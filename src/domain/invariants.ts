@@ -10,7 +10,9 @@
  * call order and before step/end (18, 29); every splice valid against the fold of the previous ones (3); claim
  * splices only at a boundary, `next-step` (all of it) before `next-turn` (exactly one, turn boundary only) (10, 11);
  * canceled splices discard whole lists, `next-step` first (27); every entered message was claimed in its turn, or is
- * a pre-step addition never seen in the inbox (2, 7, 13); no id enters twice; nothing after `session/disposed` (31).
+ * a pre-step addition never seen in the inbox (2, 7, 13); no id enters twice; nothing after `session/disposed` (31);
+ * a call that asked for approval starts only after its decision, is resolved once, and one not approved is answered
+ * DENIED, APPROVAL_TIMEOUT or ABORTED_BEFORE_DISPATCH (by caller, timeout, cancel).
  * Plugin event types get the envelope and seq checks only.
  */
 import {
@@ -63,6 +65,13 @@ export function assertLogValid(events: readonly SessionEvent[], opts: CheckLogOp
   if (!result.ok) throw new LogInvariantError(result.problems);
 }
 
+/** The error a call's result must carry when its approval was not given (rule 29 for a cancel). */
+const WITHOUT_APPROVAL: Record<string, string> = {
+  caller: 'DENIED',
+  timeout: 'APPROVAL_TIMEOUT',
+  cancel: 'ABORTED_BEFORE_DISPATCH',
+};
+
 interface StepModel {
   turn: number;
   step: number;
@@ -70,6 +79,8 @@ interface StepModel {
   requested?: string[];
   /** Started calls in start order, and whether each has its result. */
   calls: Map<string, boolean>;
+  /** Calls that asked for approval: undefined while waiting, then the decision and who took it. */
+  approvals: Map<string, { decision: string; by: string } | undefined>;
 }
 
 class LogChecker {
@@ -161,7 +172,7 @@ class LogChecker {
         if (step !== this.stepsInTurn + 1)
           this.report(event, `expected step ${this.stepsInTurn + 1}, got ${step}`);
         this.stepsInTurn = step;
-        this.step = { turn: this.turn, step, calls: new Map() };
+        this.step = { turn: this.turn, step, calls: new Map(), approvals: new Map() };
         return;
       }
       case 'step/end': {
@@ -190,7 +201,30 @@ class LogChecker {
           return this.report(event, `${callId} was not requested by the step's assistant/message`);
         if (step.calls.has(callId))
           return this.report(event, `${callId} repeated in step ${step.turn}.${step.step}`);
+        if (step.approvals.has(callId) && step.approvals.get(callId) === undefined)
+          this.report(event, `${callId} before its approval was resolved`);
         step.calls.set(callId, false);
+        return;
+      }
+      case 'tool/approval-requested': {
+        const step = this.requireStep(event);
+        if (!step) return;
+        const { callId } = event.data;
+        if (!step.requested?.includes(callId))
+          return this.report(event, `${callId} was not requested by the step's assistant/message`);
+        if (step.calls.has(callId) || step.approvals.has(callId))
+          return this.report(event, `${callId} after its call started or its approval was requested`);
+        step.approvals.set(callId, undefined);
+        return;
+      }
+      case 'tool/approval-resolved': {
+        const step = this.requireStep(event);
+        if (!step) return;
+        const { callId, decision, by } = event.data;
+        if (!step.approvals.has(callId))
+          return this.report(event, `${callId} without a tool/approval-requested in this step`);
+        if (step.approvals.get(callId) !== undefined) return this.report(event, `${callId} resolved twice`);
+        step.approvals.set(callId, { decision, by });
         return;
       }
       case 'tool/result': {
@@ -204,6 +238,11 @@ class LogChecker {
         const owed = order.slice(0, order.indexOf(callId)).filter((id) => step.calls.get(id) === false);
         if (owed.length)
           this.report(event, `${callId} before ${owed.join(', ')}: results commit in the model's call order`);
+        const approval = step.approvals.get(callId);
+        const expected =
+          approval && approval.decision !== 'approve' ? WITHOUT_APPROVAL[approval.by] : undefined;
+        if (expected && event.data.error?.code !== expected)
+          this.report(event, `${callId} was not approved (${approval!.by}): expected error ${expected}`);
         step.calls.set(callId, true);
         return;
       }
@@ -235,6 +274,11 @@ class LogChecker {
   private unresultedCalls(where: string): void {
     const owed = [...(this.step?.calls ?? [])].filter(([, done]) => !done).map(([id]) => id);
     if (owed.length) this.problems.push(`${where}: tool call(s) ${owed.join(', ')} without a tool/result`);
+    const waiting = [...(this.step?.approvals ?? [])].filter(([, r]) => r === undefined).map(([id]) => id);
+    if (waiting.length) this.problems.push(`${where}: approval of ${waiting.join(', ')} never resolved`);
+    const unanswered = [...(this.step?.approvals.keys() ?? [])].filter((id) => !this.step?.calls.has(id));
+    if (unanswered.length)
+      this.problems.push(`${where}: ${unanswered.join(', ')} never answered after approval`);
   }
 
   private newBoundary(): void {

@@ -8,6 +8,9 @@
  * blocked, in error or aborted suspends the session: the work still pending waits for the next waking message.
  */
 import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  ApprovalResolvedBy,
   AssistantMessage,
   CancelCause,
   ErrorInfo,
@@ -90,6 +93,20 @@ export interface SessionSnapshot {
   usage?: Record<string, UsageTotals>;
 }
 
+/** How many resolved approvals are remembered (an `approve` that repeats a decision is told `duplicate`). */
+export const RESOLVED_APPROVAL_WINDOW = 1024;
+
+/** A tool call waiting for a person's decision (the `state` query lists them). */
+export interface PendingApproval extends ApprovalRequest {
+  /** Seq of its `tool/approval-requested` event. */
+  seq: number;
+}
+
+/** Where an approval is: waiting, or resolved (by whom, how). */
+export type ApprovalStatus =
+  | { status: 'pending'; request: PendingApproval }
+  | { status: 'resolved'; decision: ApprovalDecision; by: ApprovalResolvedBy; reason?: string };
+
 /** Token totals of one model (or of the whole session). */
 export interface UsageTotals {
   inputTokens: number;
@@ -125,6 +142,8 @@ export interface SessionStateView {
   lastRefusal?: string;
   /** Reported token usage over the whole session, in total and per model label. */
   usage: UsageTotals & { byModel: Record<string, UsageTotals> };
+  /** Tool calls of the running turn that wait for a decision (the `approve` update), oldest first. */
+  approvals: PendingApproval[];
 }
 
 export type AcceptResult = { receipt: DeliveryReceipt; accepted: boolean };
@@ -150,6 +169,12 @@ export class SessionCore {
   private answer: string | undefined;
   /** The message that opened the running turn: the follow-up it claimed, else the steer that woke it. */
   private opener: string | undefined;
+  /** Approvals of the open turn still waiting, and the most recent resolved ones (a bounded window). */
+  private readonly pendingApprovalsById = new Map<string, PendingApproval>();
+  private readonly resolvedApprovals = new Map<
+    string,
+    { decision: ApprovalDecision; by: ApprovalResolvedBy; reason?: string }
+  >();
 
   constructor(
     private readonly deps: SessionCoreDeps,
@@ -224,9 +249,23 @@ export class SessionCore {
       },
       refused: this.s.refused,
       usage: this.usage(),
+      approvals: this.pendingApprovals(),
     };
     if (this.s.lastRefusal !== undefined) view.lastRefusal = this.s.lastRefusal;
     return view;
+  }
+
+  /** Tool calls waiting for a decision, oldest first. */
+  pendingApprovals(): PendingApproval[] {
+    return [...this.pendingApprovalsById.values()].map((a) => ({ ...a }));
+  }
+
+  /** Where the approval of a call is; undefined for a call that never needed one (or fell out of the window). */
+  approvalOf(callId: string): ApprovalStatus | undefined {
+    const pending = this.pendingApprovalsById.get(callId);
+    if (pending) return { status: 'pending', request: { ...pending } };
+    const resolved = this.resolvedApprovals.get(callId);
+    return resolved ? { status: 'resolved', ...resolved } : undefined;
   }
 
   /** Id of the message that opened the running turn (the follow-up it claimed, else the steer that woke it). */
@@ -416,6 +455,39 @@ export class SessionCore {
     this.append({ type: 'tool/result', data });
   }
 
+  /** Records that a call of the open step waits for a decision before it runs. */
+  requestApproval(request: Omit<ApprovalRequest, 'turn' | 'step'>): void {
+    this.requireStep('tool/approval-requested');
+    if (this.pendingApprovalsById.has(request.callId) || this.resolvedApprovals.has(request.callId))
+      throw new SessionStateError(`approval of ${request.callId} requested twice`);
+    const data: ApprovalRequest = { turn: this.s.turn, step: this.s.step, ...request };
+    this.pendingApprovalsById.set(request.callId, { ...data, seq: this.s.nextSeq });
+    this.append({ type: 'tool/approval-requested', data });
+  }
+
+  /** Resolves a pending approval; false (and nothing logged) when it is not pending. */
+  resolveApproval(
+    callId: string,
+    decision: ApprovalDecision,
+    by: ApprovalResolvedBy,
+    reason?: string,
+  ): boolean {
+    const pending = this.pendingApprovalsById.get(callId);
+    if (!pending) return false;
+    this.pendingApprovalsById.delete(callId);
+    const resolved = { decision, by, ...(reason !== undefined ? { reason } : {}) };
+    this.resolvedApprovals.set(callId, resolved);
+    for (const oldest of this.resolvedApprovals.keys()) {
+      if (this.resolvedApprovals.size <= RESOLVED_APPROVAL_WINDOW) break;
+      this.resolvedApprovals.delete(oldest);
+    }
+    this.append({
+      type: 'tool/approval-resolved',
+      data: { turn: pending.turn, step: pending.step, callId, ...resolved },
+    });
+    return true;
+  }
+
   /** Inserts a producer's context at the end of `next-step` (tool additionalContexts, rule 19). Non-waking. */
   insertContext(message: UserMessage): boolean {
     if (this.receiptOf(message.id)) return false;
@@ -434,6 +506,9 @@ export class SessionCore {
   /** Closes the open turn (rule 24). A turn that did not complete suspends waking until new waking work arrives. */
   endTurn(reason: TurnEndReason): void {
     this.requireTurn('turn/end');
+    // Only a failure inside the loop leaves an approval waiting here; it cannot outlive its turn.
+    for (const callId of [...this.pendingApprovalsById.keys()])
+      this.resolveApproval(callId, 'deny', 'cancel');
     if (this.s.stepOpen) this.endStep();
     this.s.turnOpen = false;
     if (reason.kind === 'blocked' || reason.kind === 'error') this.s.suspended = true;

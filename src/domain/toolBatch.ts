@@ -6,6 +6,9 @@
  * asked to cancel by the interpreter, settle, go through their post-tool hooks and commit like any other; calls
  * never started get synthetic `tool/call` + `tool/result` pairs with ABORTED_BEFORE_DISPATCH after them.
  * A call the session may not use, or whose arguments were not a JSON object, is answered at once and never runs.
+ * A call that needs approval logs `tool/approval-requested` where it would have started and waits for its decision
+ * while the other calls go on: approved, it starts when a slot is free (an exclusive one alone); denied or timed out,
+ * it is answered DENIED / APPROVAL_TIMEOUT without running; a cancel resolves it and it is aborted before dispatch.
  * Pure: a generator of effects (./effects.ts).
  */
 import { ErrorCodes } from './codes';
@@ -21,6 +24,8 @@ export interface ToolBatchOptions {
   maxParallel: number;
   /** The session's post-tool hooks, in order. */
   postToolHooks: readonly string[];
+  /** What the session requires approval for (on top of the worker's requirements). */
+  approvals?: { tools: readonly string[] | '*'; timeoutMs?: number };
   newId(): string;
 }
 
@@ -30,9 +35,15 @@ export function* runToolBatch(
 ): Generator<Effect, { concluded: boolean }, Answer> {
   const { core } = opts;
   const results: (ToolExecResult | undefined)[] = calls.map(() => undefined);
+  /** Calls that started (or were answered at once). */
+  const started = calls.map(() => false);
   let committed = 0;
   let running = 0;
+  let exclusiveRunning = false;
   let concluded = false;
+  /** Calls waiting for a decision (callId → index), and approved calls not started yet (in decision order). */
+  const awaiting = new Map<string, number>();
+  const approved: number[] = [];
 
   const commit = () => {
     for (let r = results[committed]; r && committed < calls.length; r = results[committed]) {
@@ -50,68 +61,151 @@ export function* runToolBatch(
       committed += 1;
     }
   };
-  /** Waits for one started call to settle and commits what can be committed. */
-  function* settleOne(): Generator<Effect, void, Answer> {
-    const settled = (yield { type: 'tool-settled' }) as AnswerMap['tool-settled'];
-    results[settled.index] = settled.result;
-    running -= 1;
-    commit();
-  }
-  const answerAtOnce = (index: number, call: ToolCallInfo, error: ErrorInfo) => {
-    core.toolCall(call);
+  const answerAtOnce = (index: number, error: ErrorInfo) => {
+    started[index] = true;
+    core.toolCall(calls[index]!);
     results[index] = failedResult(error);
     commit();
   };
-
-  let firstNotStarted = calls.length;
-  for (const [index, call] of calls.entries()) {
-    if (core.canceling) {
-      firstNotStarted = index;
-      break;
+  /** Moves resolved approvals on: approved calls queue to start, denied and timed-out ones are answered. */
+  const collectDecisions = () => {
+    for (const [callId, index] of [...awaiting]) {
+      const approval = core.approvalOf(callId);
+      if (approval?.status !== 'resolved') continue;
+      awaiting.delete(callId);
+      if (approval.decision === 'approve') approved.push(index);
+      else if (approval.by === 'timeout')
+        answerAtOnce(index, {
+          code: ErrorCodes.ApprovalTimeout,
+          message: `no decision on this call within ${opts.approvals?.timeoutMs ?? 0} ms; it did not run`,
+        });
+      else if (approval.by === 'caller')
+        answerAtOnce(index, {
+          code: ErrorCodes.Denied,
+          message: `the call was denied${approval.reason ? `: ${approval.reason}` : ''}`,
+        });
+      // Resolved by a cancel: answered ABORTED_BEFORE_DISPATCH with the other calls that never started.
     }
-    const tool = opts.allowed.get(call.name);
-    if (!tool) {
-      answerAtOnce(index, call, {
-        code: ErrorCodes.ToolNotAllowed,
-        message: `tool "${call.name}" is not available in this session (available: ${[...opts.allowed.keys()].join(', ') || 'none'})`,
-      });
-      continue;
+  };
+  /** Waits for a started call to settle or an approval to be resolved, and commits what can be committed. */
+  function* wake(): Generator<Effect, void, Answer> {
+    const answer = (yield { type: 'tool-settled' }) as AnswerMap['tool-settled'];
+    if (answer.kind === 'settled') {
+      results[answer.index] = answer.result;
+      running -= 1;
+      if (running === 0) exclusiveRunning = false;
+      commit();
     }
-    if (call.arguments === null) {
-      answerAtOnce(index, call, {
-        code: ErrorCodes.ToolInvalidArguments,
-        message: `invalid arguments for ${call.name}: not a JSON object (${JSON.stringify((call.rawArguments ?? '').slice(0, 200))}); call ${call.name} again with a JSON object that matches its schema`,
-      });
-      continue;
-    }
-    while (running > 0 && (tool.exclusive || running >= opts.maxParallel)) yield* settleOne();
-    if (core.canceling) {
-      firstNotStarted = index;
-      break;
-    }
+    collectDecisions();
+  }
+  function* start(index: number): Generator<Effect, void, Answer> {
+    const call = calls[index]!;
+    const exclusive = opts.allowed.get(call.name)?.exclusive === true;
+    started[index] = true;
     core.toolCall(call);
     running += 1;
+    if (exclusive) exclusiveRunning = true;
     yield {
       type: 'start-tool',
       start: {
         turn: core.turn,
         step: core.step,
         index,
-        call: { ...call, arguments: call.arguments },
+        call: { ...call, arguments: call.arguments ?? {} },
         postToolHooks: opts.postToolHooks,
       },
     };
-    if (tool.exclusive) while (running > 0) yield* settleOne();
   }
-  while (running > 0) yield* settleOne();
+  const canStart = (index: number) => {
+    if (running === 0) return true;
+    return (
+      !exclusiveRunning &&
+      opts.allowed.get(calls[index]!.name)?.exclusive !== true &&
+      running < opts.maxParallel
+    );
+  };
+
+  const needsApproval = yield* approvalsNeeded(calls, opts);
+  for (const [index, call] of calls.entries()) {
+    if (core.canceling) break;
+    const tool = opts.allowed.get(call.name);
+    if (!tool) {
+      answerAtOnce(index, {
+        code: ErrorCodes.ToolNotAllowed,
+        message: `tool "${call.name}" is not available in this session (available: ${[...opts.allowed.keys()].join(', ') || 'none'})`,
+      });
+      continue;
+    }
+    if (call.arguments === null) {
+      answerAtOnce(index, {
+        code: ErrorCodes.ToolInvalidArguments,
+        message: `invalid arguments for ${call.name}: not a JSON object (${JSON.stringify((call.rawArguments ?? '').slice(0, 200))}); call ${call.name} again with a JSON object that matches its schema`,
+      });
+      continue;
+    }
+    if (needsApproval.has(call.callId)) {
+      // The call waits for its decision; the other calls of the batch go on (its result still commits in order).
+      core.requestApproval({ callId: call.callId, name: call.name, arguments: call.arguments });
+      awaiting.set(call.callId, index);
+      const timeoutMs = opts.approvals?.timeoutMs;
+      yield {
+        type: 'await-approval',
+        approval: { callId: call.callId, ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      };
+      continue;
+    }
+    while (!canStart(index)) yield* wake();
+    if (core.canceling) break;
+    yield* start(index);
+    if (tool.exclusive) while (running > 0) yield* wake();
+  }
+  // Approved calls start as slots allow, until every call has started or been answered.
+  while (!core.canceling && (running > 0 || awaiting.size > 0 || approved.length > 0)) {
+    if (approved.length > 0 && canStart(approved[0]!)) yield* start(approved.shift()!);
+    else yield* wake();
+  }
+  // Canceling: what waits for a decision is resolved by the cancel (rule 29); started calls settle and commit.
+  for (const callId of awaiting.keys()) core.resolveApproval(callId, 'deny', 'cancel');
+  awaiting.clear();
+  while (running > 0) yield* wake();
   commit();
-  for (let index = firstNotStarted; index < calls.length; index++) {
-    answerAtOnce(index, calls[index]!, {
+  for (const [index] of calls.entries()) {
+    if (started[index]) continue;
+    answerAtOnce(index, {
       code: ErrorCodes.AbortedBeforeDispatch,
       message: 'the turn was cancelled before this call started',
     });
   }
   return { concluded };
+}
+
+/**
+ * The calls that wait for a decision before they run: the worker requires it for their tool (always, or when its
+ * predicate says so), or the session does. A predicate the worker could not answer requires approval (fail closed).
+ */
+function* approvalsNeeded(
+  calls: readonly ToolCallInfo[],
+  opts: ToolBatchOptions,
+): Generator<Effect, Set<string>, Answer> {
+  const sessionTools = opts.approvals?.tools;
+  const needs = new Set<string>();
+  const check: { callId: string; name: string; arguments: Record<string, unknown> }[] = [];
+  for (const call of calls) {
+    const tool = opts.allowed.get(call.name);
+    if (!tool || call.arguments === null) continue;
+    if (tool.approval === 'always' || sessionTools === '*' || sessionTools?.includes(call.name))
+      needs.add(call.callId);
+    else if (tool.approval === 'check')
+      check.push({ callId: call.callId, name: call.name, arguments: call.arguments });
+  }
+  if (check.length === 0) return needs;
+  const answer = (yield {
+    type: 'check-approvals',
+    check: { turn: opts.core.turn, step: opts.core.step, calls: check },
+  }) as AnswerMap['check-approvals'];
+  const required = answer.kind === 'ok' ? new Set(answer.value) : new Set(check.map((c) => c.callId));
+  for (const c of check) if (required.has(c.callId)) needs.add(c.callId);
+  return needs;
 }
 
 /** A tool result that reports an error to the model. */

@@ -110,6 +110,9 @@ export function modelLabel(model: { provider: string; model?: string } | undefin
 }
 
 /** Start argument (wire). All fields optional. */
+/** Longest `approvals.timeoutMs` a session may set: 30 days. */
+export const MAX_APPROVAL_TIMEOUT_MS = 30 * 24 * 3_600_000;
+
 export const SessionConfigSchema = z.strictObject({
   model: ModelSpecSchema.optional(),
   system: z
@@ -132,6 +135,17 @@ export const SessionConfigSchema = z.strictObject({
     )
     .max(16)
     .optional(),
+  /**
+   * Tool calls that wait for a person's decision (`approve` update) before they run: the named tools, or every
+   * tool (`'*'`). Adds to what the worker requires; a session can never lift a worker's requirement. With
+   * `timeoutMs`, a call with no decision by then is answered APPROVAL_TIMEOUT.
+   */
+  approvals: z
+    .strictObject({
+      tools: z.union([z.literal('*'), z.array(NameSchema).max(128)]),
+      timeoutMs: z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_MS).optional(),
+    })
+    .optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;
@@ -151,6 +165,21 @@ export const DeliverInputSchema = z.strictObject({
   wait: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAIT_MS).optional() }).optional(),
 });
 export type DeliverInput = z.infer<typeof DeliverInputSchema>;
+
+/** `approve` update argument (wire): a decision on a tool call waiting for approval. */
+export const ApproveInputSchema = z.strictObject({
+  callId: z.string().min(1).max(256),
+  decision: z.enum(['approve', 'deny']),
+  reason: z.string().max(4096).optional(),
+});
+export type ApproveInput = z.infer<typeof ApproveInputSchema>;
+
+/** `approve` update result (wire). `duplicate`: the same decision had already been taken for this call. */
+export interface ApprovalReceipt {
+  callId: string;
+  decision: 'approve' | 'deny';
+  duplicate: boolean;
+}
 
 /** `deliver` update result (wire). */
 export interface DeliveryReceipt {

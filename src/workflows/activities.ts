@@ -56,7 +56,9 @@ export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTo
   },
 });
 
-export const setupActivities = proxyActivities<Pick<SessionActivities, 'describeTools' | 'describeHooks'>>({
+export const setupActivities = proxyActivities<
+  Pick<SessionActivities, 'describeTools' | 'describeHooks' | 'checkApprovals'>
+>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes },
 });

@@ -17,6 +17,7 @@ import { currentDetails, type Waiting } from '../domain/details';
 import type { SessionDriver, DriverGenerator } from '../domain/driver';
 import type {
   Answer,
+  ApprovalCheck,
   Effect,
   Failed,
   HookDescriptor,
@@ -53,6 +54,10 @@ export class EffectInterpreter {
   private readonly running = new Map<number, string>();
   /** What the loop waits for, for the current details. */
   private waiting: Waiting = { kind: 'work' };
+  /** Set when an approval was resolved (or a cancel came) and the tool batch has not been told yet. */
+  private approvalWoken = false;
+  /** Wakes a tool batch that waits (set while it waits). */
+  private wakeBatch: (() => void) | undefined;
   private readonly tools = new Resolver<ToolDescriptor[]>(
     (names) =>
       setupActivities.describeTools.executeWithOptions({ summary: `describe tools ${names.join(', ')}` }, [
@@ -114,6 +119,13 @@ export class EffectInterpreter {
     const turn = this.driver.core.turn;
     this.canceledTurn = turn;
     if (this.scope?.turn === turn) this.scope.scope.cancel();
+    this.approvalResolved();
+  }
+
+  /** Wakes the tool batch: an approval was resolved (or a cancel resolves them all). */
+  approvalResolved(): void {
+    this.approvalWoken = true;
+    this.wakeBatch?.();
   }
 
   /** Whether the session's tool or hook names are still to be checked on the worker in this run. */
@@ -162,7 +174,42 @@ export class EffectInterpreter {
         return undefined;
       case 'tool-settled':
         return this.nextSettled();
+      case 'check-approvals':
+        return this.checkApprovals(effect.check);
+      case 'await-approval':
+        this.approvalTimer(effect.approval.callId, effect.approval.timeoutMs);
+        return undefined;
     }
+  }
+
+  private async checkApprovals(check: ApprovalCheck): Promise<Answer> {
+    try {
+      const value = await setupActivities.checkApprovals.executeWithOptions(
+        { summary: `check approvals ${check.calls.map((c) => `${c.name} #${c.callId}`).join(', ')}` },
+        [{ sessionId: this.info.workflowId, ...check }],
+      );
+      return { kind: 'ok', value };
+    } catch (err) {
+      return failed(err, ErrorCodes.ToolFailed);
+    }
+  }
+
+  /**
+   * The session's approval timeout for one call: a durable timer (no activity, no polling) that resolves the call
+   * `by:'timeout'` unless a decision or a cancel comes first; the condition cancels its timer when it does.
+   */
+  private approvalTimer(callId: string, timeoutMs: number | undefined): void {
+    if (timeoutMs === undefined) return;
+    const core = this.driver.core;
+    condition(() => core.approvalOf(callId)?.status !== 'pending', timeoutMs, {
+      summary: `approval of #${callId}`,
+    }).then(
+      (decided) => {
+        if (!decided) this.driver.approvalTimedOut(callId);
+      },
+      // The turn was cancelled: the cancel resolves the approval.
+      () => undefined,
+    );
   }
 
   private async preStep(request: PreStepRequest): Promise<Answer> {
@@ -237,11 +284,20 @@ export class EffectInterpreter {
     this.running.set(index, call.name);
   }
 
+  /** The next settled call, or `approval` when an approval was resolved (or a cancel came) meanwhile. */
   private async nextSettled(): Promise<Answer> {
-    const settled = await Promise.race(this.unsettled.values());
-    this.unsettled.delete(settled.index);
-    this.running.delete(settled.index);
-    return settled;
+    if (!this.approvalWoken) {
+      const woken = new Promise<'woken'>((resolve) => (this.wakeBatch = () => resolve('woken')));
+      const next = await Promise.race([...this.unsettled.values(), woken]);
+      this.wakeBatch = undefined;
+      if (next !== 'woken') {
+        this.unsettled.delete(next.index);
+        this.running.delete(next.index);
+        return { kind: 'settled', ...next };
+      }
+    }
+    this.approvalWoken = false;
+    return { kind: 'approval' };
   }
 }
 
@@ -300,6 +356,10 @@ function waitingFor(effect: Effect, running: ReadonlyMap<number, string>): Waiti
       return undefined;
     case 'tool-settled':
       return { kind: 'tools', names: [...running.values()] };
+    case 'check-approvals':
+      return { kind: 'approval-check' };
+    case 'await-approval':
+      return undefined;
   }
 }
 

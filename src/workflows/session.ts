@@ -17,6 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  approveUpdate,
   cancelSignal,
   deliverUpdate,
   disposeSignal,
@@ -95,6 +96,7 @@ class SessionWorkflow {
           sessionMetrics.refused(WIRE_SIGNALS.has(lane) ? lane : 'other');
         },
         onInternalError: (turn, err) => log.error('turn failed', { turn, error: String(err) }),
+        onApprovalResolved: () => this.interpreter.approvalResolved(),
         onEvent: (event) => {
           trackLogContext(event);
           visibility.onEvent(event);
@@ -155,6 +157,11 @@ class SessionWorkflow {
       validator: (raw: unknown) => asFailure(() => driver.validateDeliver(raw)),
       description:
         'Delivers a message on a lane and returns its receipt; refuses invalid input naming the field. With `wait`, completes when the turn it entered ends.',
+    });
+    setHandler(approveUpdate, (raw) => asFailure(() => driver.approve(raw)), {
+      validator: (raw: unknown) => void asFailure(() => driver.validateApprove(raw)),
+      description:
+        'Decides a tool call waiting for approval: {callId, decision: approve|deny, reason?} → {callId, decision, duplicate}. Refuses a call that is not waiting, naming it.',
     });
     setHandler(
       eventsQuery,

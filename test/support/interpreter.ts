@@ -17,6 +17,7 @@ import {
   SessionRefusal,
   spliceShape,
   type Answer,
+  type ApprovalReceipt,
   type DeliveryReceipt,
   type CarriedSession,
   type DriverGenerator,
@@ -58,12 +59,16 @@ export interface SignalArrival {
   signal: string;
   payload?: unknown;
 }
-export type Arrival = Delivery | SignalArrival;
+/** A decision on a call waiting for approval (the `approve` update). */
+export interface ApproveArrival {
+  approve: unknown;
+}
+export type Arrival = Delivery | SignalArrival | ApproveArrival;
 
 /** What one arrival got: a receipt for a delivery, or the refusal (the `deliver` update's rejection). */
 export interface ArrivalResult {
   accepted: boolean;
-  receipt?: DeliveryReceipt;
+  receipt?: DeliveryReceipt | ApprovalReceipt;
   refused?: string;
 }
 
@@ -121,6 +126,8 @@ export interface Script {
   postTool?(hook: string, call: ToolStart['call'], result: ToolExecResult): PostToolHookOutcome;
   /** Tool descriptors the worker has (default: every name the config lists, none exclusive). */
   tools?: readonly ToolDescriptor[];
+  /** The worker's answer for calls of `approval: 'check'` tools: the callIds that need approval (default none). */
+  checkApprovals?(calls: readonly { callId: string; name: string }[]): readonly string[] | 'fail';
 }
 
 export interface SessionOptions {
@@ -147,6 +154,12 @@ export class InMemorySession {
   /** Length of the whole log when each accepted cancel arrived. */
   readonly cancelsAt: number[] = [];
   completed = false;
+  /** Call ids in the order their tool calls started running (a call answered without running is not here). */
+  readonly ran: string[] = [];
+  /** The approval timers the session started: callId → timeoutMs (`timeout(callId)` fires one). */
+  readonly approvalTimers = new Map<string, number>();
+  /** An approval was resolved (or a cancel came) since the tool batch last asked. */
+  private approvalWoken = false;
   private gen: DriverGenerator;
   private pendingEffect: Effect | undefined;
   private clock = 0;
@@ -201,6 +214,26 @@ export class InMemorySession {
     this.resume();
   }
 
+  /** An `approve` update: its receipt, or the validator's refusal; then the loop runs. */
+  approve(input: unknown): ArrivalResult {
+    const result = this.arrive({ approve: input });
+    this.resume();
+    return result;
+  }
+
+  /** The approval timer of a call fires (durable time passing); the session must have started it. */
+  timeout(callId: string): void {
+    if (!this.approvalTimers.has(callId)) throw new Error(`no approval timer for ${callId}`);
+    this.approvalTimers.delete(callId);
+    this.driver.approvalTimedOut(callId);
+    this.resume();
+  }
+
+  /** Whether the loop waits for an approval decision (nothing else can move it). */
+  get waitingForApproval(): boolean {
+    return this.pendingEffect?.type === 'tool-settled';
+  }
+
   /** Continues as new now (a quiet point): the next run starts from the carried state, as the workflow's does. */
   continueAsNew(): void {
     if (!this.driver.canContinueAsNew()) throw new Error('not a quiet point');
@@ -220,6 +253,10 @@ export class InMemorySession {
         newId: () => `id-${++this.ids}`,
         cancelTurn: () => {
           this.canceledTurn = this.driver.core.turn;
+          this.approvalWoken = true;
+        },
+        onApprovalResolved: () => {
+          this.approvalWoken = true;
         },
         continueAsNewSuggested: () => this.suggestContinueAsNew,
       },
@@ -240,6 +277,14 @@ export class InMemorySession {
 
   private arrive(a: Arrival): ArrivalResult {
     this.arrived.push(a);
+    if ('approve' in a) {
+      try {
+        return { accepted: true, receipt: this.driver.approve(a.approve) };
+      } catch (err) {
+        if (err instanceof SessionRefusal) return { accepted: false, refused: err.message };
+        throw err;
+      }
+    }
     if ('signal' in a) {
       const refused = this.core.stateView().refused;
       this.driver.signal(a.signal, a.payload);
@@ -268,6 +313,12 @@ export class InMemorySession {
   /** Resumes a driver that waits for work, if it has work now. */
   private resume(): void {
     if (this.completed || !this.pendingEffect) return;
+    if (this.pendingEffect.type === 'tool-settled') {
+      if (!this.approvalWoken) return;
+      this.approvalWoken = false;
+      this.pendingEffect = undefined;
+      return this.pump(this.gen.next({ kind: 'approval' }));
+    }
     if (!this.driver.hasWork()) return;
     this.pendingEffect = undefined;
     this.pump(this.gen.next(undefined as unknown as Answer));
@@ -277,6 +328,11 @@ export class InMemorySession {
     while (!next.done) {
       const effect = next.value;
       if (effect.type === 'wait-for-work' && !this.driver.hasWork()) {
+        this.pendingEffect = effect;
+        return;
+      }
+      // Nothing runs and no decision came: the batch waits for one (an `approve`, a timeout, a cancel).
+      if (effect.type === 'tool-settled' && !this.approvalWoken && this.running.length === 0) {
         this.pendingEffect = effect;
         return;
       }
@@ -318,6 +374,16 @@ export class InMemorySession {
         return this.model(effect.call);
       case 'tool-settled':
         return this.settle();
+      case 'check-approvals': {
+        const answer = this.script.checkApprovals?.(effect.check.calls) ?? [];
+        if (answer === 'fail')
+          return { kind: 'failed', error: { message: 'predicate failed', code: 'TOOL_FAILED' } };
+        return { kind: 'ok', value: [...answer] };
+      }
+      case 'await-approval':
+        if (effect.approval.timeoutMs !== undefined)
+          this.approvalTimers.set(effect.approval.callId, effect.approval.timeoutMs);
+        return undefined as unknown as Answer;
     }
   }
 
@@ -404,12 +470,17 @@ export class InMemorySession {
   private readonly started = new Map<number, ToolStart>();
 
   private startTool(start: ToolStart): void {
+    this.ran.push(start.call.callId);
     this.started.set(start.index, start);
     this.running.push(start.index);
     this.running.sort((a, b) => a - b);
   }
 
   private settle(): Answer {
+    if (this.approvalWoken) {
+      this.approvalWoken = false;
+      return { kind: 'approval' };
+    }
     const index = this.script.settle?.(this.running) ?? this.running[0]!;
     const start = this.started.get(index)!;
     this.running = this.running.filter((i) => i !== index);
@@ -442,7 +513,7 @@ export class InMemorySession {
       };
       step = chain.next(out);
     }
-    return { index, result: step.value };
+    return { kind: 'settled', index, result: step.value };
   }
 }
 
@@ -474,7 +545,8 @@ export function queuedScript(
 /**
  * A log as short readable lines, for exact assertions: `insert next-step A`, `claim next-turn P`, `cancel next-step A`,
  * `turn/start 1`, `step/start 1.1`, `user/message A`, `assistant/message 1.1 [c1,c2]`, `tool/call c1`,
- * `tool/result c1` (`tool/result c1 CODE` for an error), `step/end 1.1`, `turn/end 1 completed`, `session/disposed`.
+ * `tool/result c1` (`tool/result c1 CODE` for an error), `approval? c1` (requested), `approval c1 deny by caller`,
+ * `step/end 1.1`, `turn/end 1 completed`, `session/disposed`.
  */
 export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INBOX): string[] {
   let inbox = initial;
@@ -504,6 +576,10 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `tool/call ${e.data.callId}`;
       case 'tool/result':
         return `tool/result ${e.data.callId}${e.data.error ? ` ${e.data.error.code}` : ''}`;
+      case 'tool/approval-requested':
+        return `approval? ${e.data.callId}`;
+      case 'tool/approval-resolved':
+        return `approval ${e.data.callId} ${e.data.decision} by ${e.data.by}`;
       case 'session/disposed':
         return e.type;
     }

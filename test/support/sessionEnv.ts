@@ -92,6 +92,10 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `tool/call ${e.data.name} ${e.data.callId}`;
       case 'tool/result':
         return `tool/result ${e.data.callId}${e.data.error ? ` error ${e.data.error.code}` : ''}`;
+      case 'tool/approval-requested':
+        return `approval requested ${e.data.name} ${e.data.callId}`;
+      case 'tool/approval-resolved':
+        return `approval ${e.data.callId} ${e.data.decision} by ${e.data.by}`;
       case 'session/disposed':
         return 'session/disposed';
     }

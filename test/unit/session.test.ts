@@ -128,6 +128,7 @@ describe('delivery', () => {
       refused: 2,
       lastRefusal: 'x'.repeat(1000),
       usage: { inputTokens: 0, outputTokens: 0, steps: 0, byModel: {} },
+      approvals: [],
     });
   });
 
