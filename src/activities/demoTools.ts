@@ -46,8 +46,20 @@ export const calculatorTool = defineTool({
   },
 });
 
+/** A tool that waits for a person: every call needs approval (`/approve` in the chat, `agent-sessions approve`). */
+export const publishNoteTool = defineTool({
+  name: 'publish_note',
+  description:
+    'Publishes a short note to the team board. A person approves each call before it runs, so say what you publish.',
+  input: z.object({ text: z.string().min(1).max(500).describe('the note, one or two sentences') }),
+  approval: 'always',
+  execute({ text }) {
+    return `published to the team board: ${text}`;
+  },
+});
+
 /** Every tool of the demo toolset. */
-export const demoTools: ToolDefinition[] = [clockTool, calculatorTool] as ToolDefinition[];
+export const demoTools: ToolDefinition[] = [clockTool, calculatorTool, publishNoteTool] as ToolDefinition[];
 
 /**
  * The value of an arithmetic expression: numbers, + - * / % (remainder), ^ or ** (power, right-associative),

@@ -15,13 +15,14 @@ import {
 export const DEMO_SESSION = 'demo';
 export const DEMO_OPENAI_MODEL = 'gpt-4o-mini';
 
-/** Tools the demo session may call (all in the worker's testing toolset). */
-export const DEMO_TOOLS = ['echo', 'sleep', 'emit_context', 'inject_self', 'conclude'];
+/** Tools the demo session may call (the worker's testing toolset, and the demo toolset's tool that needs approval). */
+export const DEMO_TOOLS = ['echo', 'sleep', 'emit_context', 'inject_self', 'conclude', 'publish_note'];
 
 /**
  * The offline script: request n answers with step n (then `echo: <latest user text>`). Turn 1 calls `echo` and
  * `emit_context` (a context card from plugin:weather enters the next step); turn 2 runs a slow `sleep` tool so a line
- * typed meanwhile steers into the same turn; later turns echo.
+ * typed meanwhile steers into the same turn; turn 3 calls `publish_note`, which waits for `/approve` or `/deny`;
+ * later turns echo.
  */
 export const DEMO_SCRIPT: ScriptedStep[] = [
   {
@@ -49,8 +50,17 @@ export const DEMO_SCRIPT: ScriptedStep[] = [
   { text: 'Thinking it over…', delayMs: 1000, toolCalls: [{ name: 'sleep', args: { ms: 4000 } }] },
   {
     text:
-      'Done. From now on I echo your latest message. Try /inject plugin:notes some context, then a line; or /cancel ' +
-      'while I work.',
+      'Done. Send another line and I will use a tool that asks for your approval first. Try /inject plugin:notes ' +
+      'some context before it, if you like.',
+  },
+  {
+    text: 'Let me pin this on the team board. Publishing waits for you: type /approve or /deny [reason].',
+    toolCalls: [{ name: 'publish_note', args: { text: 'The agent-sessions demo works.' } }],
+  },
+  {
+    text:
+      'Your decision is in the log above (a denial reaches me as DENIED with your reason). From now on I echo your ' +
+      'latest message. Try /cancel while I work.',
   },
 ];
 
@@ -99,7 +109,7 @@ export function demoConfig(model: ModelSpec): SessionConfig {
     default:
       return {
         model,
-        tools: [...DEMO_REAL_TOOLS, ...DEMO_TOOLS],
+        tools: [...new Set([...DEMO_REAL_TOOLS, ...DEMO_TOOLS])],
         system:
           'You are the agent-sessions demo assistant. Be brief. Use the tools when they help show how they work.',
       };

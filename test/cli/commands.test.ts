@@ -423,6 +423,65 @@ describe('a session driven by the CLI', () => {
   });
 });
 
+describe('approve and deny', () => {
+  it('decide the tool calls that wait, and name a call that does not wait; state and events show them', async () => {
+    const id = newId('cli-approve');
+    await sessions.start(id, {
+      model: {
+        provider: 'scripted',
+        steps: [
+          {
+            toolCalls: [
+              { name: 'echo', args: { text: 'one' } },
+              { name: 'echo', args: { text: 'two' } },
+            ],
+          },
+          { text: 'decided' },
+        ],
+      },
+      tools: ['echo'],
+      approvals: { tools: ['echo'] },
+    });
+    await sessions.followup(id, 'go');
+    await waitUntil(
+      () => sessions.state(id),
+      (s) => s.approvals.length === 2,
+      'two calls waiting for approval',
+    );
+    const state = await run('state', id);
+    expect(state.stdout).toContain('awaiting approval: call_0_0 echo {"text":"one"} (step 1.1)');
+    expect(state.stdout).toContain('awaiting approval: call_0_1 echo {"text":"two"} (step 1.1)');
+
+    expect(await run('deny', id, 'call_0_1', '--reason', 'not that one')).toMatchObject({
+      code: 0,
+      stdout: `denied call call_0_1 of session ${id}\n`,
+    });
+    expect(await run('approve', id, 'call_0_0')).toMatchObject({
+      code: 0,
+      stdout: `approved call call_0_0 of session ${id}\n`,
+    });
+    expect((await run('approve', id, 'call_0_0')).stdout).toBe(
+      `call call_0_0 of session ${id} was already approved\n`,
+    );
+    const refused = await run('approve', id, 'call_0_1');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('call "call_0_1" was already resolved (deny by caller)');
+    expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    await expectUsageError(['deny', id], /missing <callId>/);
+
+    const events = await settle(sessions, id);
+    expect(summarize(events).filter((l) => l.startsWith('tool/result'))).toEqual([
+      'tool/result call_0_0',
+      'tool/result call_0_1 error DENIED',
+    ]);
+    const lines = (await run('events', id)).stdout;
+    expect(lines).toMatch(/tool\/approval-requested call_0_0 echo \{"text":"one"\}/);
+    expect(lines).toMatch(/tool\/approval-resolved call_0_1 deny by caller: not that one/);
+    expect(lines).toMatch(/tool\/approval-resolved call_0_0 approve by caller/);
+    await run('dispose', id);
+  });
+});
+
 describe('list', () => {
   it('finds sessions by label as a table and as JSON lines; state shows the same row', async () => {
     const label = `cli-${newId('l').slice(-8)}`;

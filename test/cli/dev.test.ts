@@ -98,7 +98,9 @@ describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
     expect(turn2).toContain('· queued steer for the next step: "hurry up"');
     expect(turn2).toContain('↳ slept 4000 ms');
     expect(turn2).toMatch(/· step 2\.2\n\n╭─ you · steer ─+╮\n│ hurry up +│/);
-    expect(turn2).toContain('◆ Done. From now on I echo your latest message.');
+    expect(turn2).toContain(
+      '◆ Done. Send another line and I will use a tool that asks for your approval first.',
+    );
     expect(screen).not.toContain('── turn 3');
 
     // An idle inject waits as queued context; the next line's turn shows it as a card before the bubble.
@@ -107,11 +109,22 @@ describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
       (s) => s.includes('· queued context from plugin:notes: "remember the milk"'),
       'the queued context',
     );
+    // Turn 3: publish_note needs approval; the prompt says what waits, and /approve lets it run.
     first.type('third');
+    screen = await first.waitFor(
+      (s) => s.includes('waiting for approval: publish_note'),
+      'the approval prompt',
+    );
+    expect(screen).toContain(
+      '⏸ publish_note needs approval (call call_4_0) {"text":"The agent-sessions demo works."}',
+    );
+    first.type('/approve');
     screen = await first.waitFor((s) => s.includes('turn 3 · completed'), 'turn 3 to complete');
     const turn3 = between(screen, '── turn 3 ─', 'turn 3 · completed');
     expect(turn3).toMatch(/┌─ context · plugin:notes\n│ remember the milk\n└─\n\n╭─ you ─+╮\n│ third +│/);
-    expect(turn3).toContain('◆ echo: third');
+    expect(turn3).toContain('✓ approved (call call_4_0)');
+    expect(turn3).toContain('↳ published to the team board: The agent-sessions demo works.');
+    expect(turn3).toContain('◆ Your decision is in the log above');
 
     first.type('/help');
     await first.waitFor((s) => s.includes('/cancel [--keep-inbox]'), 'the chat help');

@@ -164,6 +164,42 @@ describe('TranscriptRenderer', () => {
     expect(r.isDisposed).toBe(true);
   });
 
+  it('shows a call that waits for approval, the decision, and the approval activity for the chat prompt', () => {
+    seq = 0;
+    const r = new TranscriptRenderer({ width: 80 });
+    const lines = (e: SessionEvent) => r.render({ kind: 'event', event: e });
+    lines(ev('turn/start', { turn: 1 }));
+    lines(ev('step/start', { turn: 1, step: 1 }));
+    const base = { turn: 1, step: 1 };
+    lines(ev('assistant/message', { ...base, message: { id: 'a1', role: 'assistant', content: [] } }));
+    expect(
+      lines(
+        ev('tool/approval-requested', { ...base, callId: 'c1', name: 'deploy', arguments: { env: 'prod' } }),
+      ),
+    ).toEqual(['  ⏸ deploy needs approval (call c1) {"env":"prod"}']);
+    lines(ev('tool/approval-requested', { ...base, callId: 'c2', name: 'rm', arguments: {} }));
+    expect(r.activity).toEqual({
+      kind: 'approval',
+      calls: [
+        { callId: 'c1', name: 'deploy' },
+        { callId: 'c2', name: 'rm' },
+      ],
+    });
+    expect(
+      lines(ev('tool/approval-resolved', { ...base, callId: 'c1', decision: 'approve', by: 'caller' })),
+    ).toEqual(['    ✓ approved (call c1)']);
+    expect(
+      lines(
+        ev('tool/approval-resolved', { ...base, callId: 'c2', decision: 'deny', by: 'caller', reason: 'no' }),
+      ),
+    ).toEqual(['    ✗ denied (call c2): no']);
+    expect(r.activity).toEqual({ kind: 'turn' });
+    lines(ev('tool/approval-requested', { ...base, callId: 'c3', name: 'rm', arguments: {} }));
+    expect(
+      lines(ev('tool/approval-resolved', { ...base, callId: 'c3', decision: 'deny', by: 'timeout' })),
+    ).toEqual(['    ✗ denied (call c3): no decision in time']);
+  });
+
   it('colours only when asked', () => {
     const r = new TranscriptRenderer({ color: true });
     const [line] = r

@@ -31,7 +31,8 @@ export const eventsCommand: Command = {
 
 export const stateCommand: Command = {
   name: 'state',
-  summary: 'print the session state: status, turn, step, pending ids, refused signals, token usage',
+  summary:
+    'print the session state: status, turn, step, pending ids, refused signals, token usage, approvals',
   usage: 'agent-sessions state <id> [--json]',
   details: 'options:\n  --json         the `state` query result as JSON',
   options: { json: { type: 'boolean' } },
@@ -53,6 +54,11 @@ export const stateCommand: Command = {
       out(`pending next-turn: ${list(state.pending.nextTurn)}`);
       out(`pending next-step: ${list(state.pending.nextStep)}`);
       out(`refused signals: ${state.refused}${state.lastRefusal ? ` (last: ${state.lastRefusal})` : ''}`);
+      // Absent from sessions whose worker predates tool approval.
+      for (const a of state.approvals ?? [])
+        out(
+          `awaiting approval: ${a.callId} ${a.name} ${JSON.stringify(a.arguments)} (step ${a.turn}.${a.step})`,
+        );
       // Absent from sessions whose worker predates usage accounting.
       if (state.usage) {
         const models = Object.entries(state.usage.byModel).map(
@@ -135,6 +141,10 @@ export function eventLine(e: SessionEvent): string {
       return `${head} ${e.data.callId} ${e.data.name} ${JSON.stringify(e.data.arguments)}`;
     case 'tool/result':
       return `${head} ${e.data.callId} ${e.data.error ? `error ${e.data.error.code}: ${e.data.error.message}` : `"${textOf(e.data.content)}"`}`;
+    case 'tool/approval-requested':
+      return `${head} ${e.data.callId} ${e.data.name} ${JSON.stringify(e.data.arguments)}`;
+    case 'tool/approval-resolved':
+      return `${head} ${e.data.callId} ${e.data.decision} by ${e.data.by}${e.data.reason ? `: ${e.data.reason}` : ''}`;
     case 'session/disposed':
       return head;
     default:
