@@ -22,6 +22,8 @@ export interface ToolBatchOptions {
   /** The session's post-tool hooks, in order. */
   postToolHooks: readonly string[];
   newId(): string;
+  /** Called right after a result commits whose content the tool activity's result holds (./entryRefs.ts). */
+  onHeldResult?(callId: string): void;
 }
 
 export function* runToolBatch(
@@ -30,6 +32,8 @@ export function* runToolBatch(
 ): Generator<Effect, { concluded: boolean }, Answer> {
   const { core } = opts;
   const results: (ToolExecResult | undefined)[] = calls.map(() => undefined);
+  /** Indexes of the results whose content the tool activity returned (`held` in their settled answer). */
+  const held = new Set<number>();
   let committed = 0;
   let running = 0;
   let concluded = false;
@@ -38,6 +42,7 @@ export function* runToolBatch(
     for (let r = results[committed]; r && committed < calls.length; r = results[committed]) {
       const call = calls[committed]!;
       core.toolResult(call.callId, r.content, r.error);
+      if (held.has(committed)) opts.onHeldResult?.(call.callId);
       for (const ctx of r.additionalContexts) {
         const message = makeUserMessage(
           { content: ctx.content, ...(ctx.id ? { id: ctx.id } : {}) },
@@ -54,6 +59,7 @@ export function* runToolBatch(
   function* settleOne(): Generator<Effect, void, Answer> {
     const settled = (yield { type: 'tool-settled' }) as AnswerMap['tool-settled'];
     results[settled.index] = settled.result;
+    if (settled.held) held.add(settled.index);
     running -= 1;
     commit();
   }
