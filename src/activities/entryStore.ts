@@ -32,6 +32,8 @@ export interface EntryStoreOptions {
  */
 export class EntryStore {
   private readonly chains = new Map<string, Map<number, TranscriptEntry>>();
+  /** Counters for tests and benchmarks: lookups that found an entry, and lookups that did not. */
+  readonly stats = { hits: 0, misses: 0 };
 
   constructor(private readonly options: EntryStoreOptions = {}) {}
 
@@ -45,7 +47,10 @@ export class EntryStore {
   }
 
   get(chainId: string, seq: number): TranscriptEntry | undefined {
-    return this.chains.get(chainId)?.get(seq);
+    const entry = this.chains.get(chainId)?.get(seq);
+    if (entry) this.stats.hits += 1;
+    else this.stats.misses += 1;
+    return entry;
   }
 
   /** Forgets everything (what a restarted worker starts with). */

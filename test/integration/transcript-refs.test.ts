@@ -12,6 +12,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { createActivities, type ActivityDeps } from '../../src/activities';
+import { EntryStore } from '../../src/activities/entryStore';
 import { ScriptedRecorder } from '../../src/activities/model';
 import { testingTools } from '../../src/activities/testingTools';
 import { ToolRegistry } from '../../src/activities/tools';
@@ -61,6 +62,7 @@ function model(toolTexts: string[]): ModelSpec {
 async function serve(opts: { activitiesApart?: Partial<ActivityDeps> } = {}) {
   const taskQueue = newId('q');
   const recorder = new ScriptedRecorder();
+  const store = new EntryStore();
   const start = (worker: Worker) => running.push({ worker, done: worker.run() });
   start(
     await createSessionWorker({
@@ -68,6 +70,7 @@ async function serve(opts: { activitiesApart?: Partial<ActivityDeps> } = {}) {
       taskQueue,
       tools: testingTools,
       scriptedRecorder: recorder,
+      entryStore: store,
       workflowBundle: { codePath: inject('workflowBundlePath') },
       ...(opts.activitiesApart ? { worker: { activities: {} } } : {}),
     }),
@@ -85,7 +88,7 @@ async function serve(opts: { activitiesApart?: Partial<ActivityDeps> } = {}) {
       }),
     );
   }
-  return { taskQueue, recorder, sessions: new SessionClient({ client: env.client, taskQueue }) };
+  return { taskQueue, recorder, store, sessions: new SessionClient({ client: env.client, taskQueue }) };
 }
 
 interface ModelActivity {
@@ -136,8 +139,10 @@ async function conversation(sessions: SessionClient, turns: number) {
 }
 
 it("no model activity input holds the user's message or the tool's result; the model still sees exactly the log", async () => {
-  const { sessions, recorder } = await serve();
+  const { sessions, recorder, store } = await serve();
   const { id, users, tools, events } = await conversation(sessions, 2);
+  // One worker: the workflow's sink filled its store before each request ran, so no request read history.
+  expect(store.stats).toEqual({ hits: 7, misses: 0 });
 
   const activities = await modelActivities(env.client, id);
   expect(activities).toHaveLength(4);
