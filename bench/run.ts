@@ -13,9 +13,11 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
+import { EntryStore } from '../src/activities/entryStore';
 import { ToolRegistry } from '../src/activities/tools';
 import { SessionClient } from '../src/client';
 import { DEV_SERVER_TUNING, findProjectRoot, spawnDevServer } from '../src/devserver';
+import { transcriptRefSinks } from '../src/worker';
 import { SIZES, benchProvider, blobTool, createBenchActivities, requestStarts, text } from './activities';
 import { workerStartGroup } from './workerStart';
 
@@ -102,12 +104,16 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   }
 }
 
+/** The store of entries our sessions send by reference, shared by both workers as `createSessionWorker` does. */
+const benchEntries = new EntryStore();
+
 /** The activities of both workers (the main groups' and ours in the peer group): our session's and the baselines'. */
 function benchActivities() {
   return {
     ...createActivities({
       tools: new ToolRegistry([blobTool]),
       providers: { 'openai-compatible': benchProvider },
+      entries: benchEntries,
     }),
     ...createBenchActivities(),
   };
@@ -202,6 +208,7 @@ async function mainGroups(
     activities,
     maxCachedWorkflows: 2000,
     maxHeartbeatThrottleInterval: '1 second',
+    sinks: transcriptRefSinks(benchEntries),
   });
   const running = worker.run();
   const sessions = new SessionClient({ client, taskQueue });
@@ -1027,7 +1034,13 @@ async function peerGroup(
     const client = new Client({ connection });
     const native = await NativeConnection.connect({ address: server.address });
     const taskQueue = 'bench-peer-ours';
-    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities });
+    const worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: bundle,
+      activities,
+      sinks: transcriptRefSinks(benchEntries),
+    });
     const running = worker.run();
     const sessions = new SessionClient({ client, taskQueue });
     let peer: PeerDriver | undefined;

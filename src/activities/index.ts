@@ -11,7 +11,8 @@ import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
 import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
 import { PROVIDER_SETUP } from './providers/setup';
-import { historyContextReader } from './historyContext';
+import { EntryRefResolver, EntryStore, type RefReader } from './entryStore';
+import { historyContextReader, historyRefReader } from './historyContext';
 import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import type {
@@ -46,6 +47,13 @@ export interface ActivityDeps {
   scriptedRecorder?: ScriptedRecorder;
   /** The transcript cache (default: one per activities object, filled from the session's workflow history). */
   transcripts?: TranscriptCache;
+  /**
+   * The store of entries requests send by reference, which the worker's `transcriptRefs` sink fills
+   * (src/worker: `transcriptRefSinks`); default: an empty one, so every reference is read from history.
+   */
+  entries?: EntryStore;
+  /** How references the store lacks are read (default: from the run's history). */
+  readRefs?: RefReader;
 }
 
 /** Reads model-visible entries from a session's run through the activity's Temporal client: its query. */
@@ -53,6 +61,7 @@ const readFromWorkflow: ContextReader = (sessionId, runId, from, to) =>
   Context.current().client.workflow.getHandle(sessionId, runId).query(modelContextQuery, { from, to });
 
 const readFromHistory = historyContextReader(() => Context.current().client);
+const readRefsFromHistory = historyRefReader(() => Context.current().client);
 
 /**
  * How a model activity fills a transcript cache miss: from the runs' histories, which runs no workflow code (see
@@ -72,6 +81,7 @@ export { GENUINE_ATTEMPTS } from './attempts';
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = deps.transcripts ?? new TranscriptCache(readContext);
+  const refs = new EntryRefResolver(deps.entries ?? new EntryStore(), deps.readRefs ?? readRefsFromHistory);
   const hooks = deps.hooks ?? new HookRegistry();
   const providers: Record<string, ModelProvider> = {
     scripted: new ScriptedProvider(deps.scriptedRecorder),
@@ -98,7 +108,8 @@ export function createActivities(deps: ActivityDeps) {
       model: _model,
       ...request
     } = input;
-    const messages = await transcripts.assemble(input);
+    const newEntries = await refs.resolve(input);
+    const messages = await transcripts.assemble({ ...input, newEntries });
     const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
       const spec = deps.tools.spec(name);
       return spec ? [spec] : [];

@@ -18,6 +18,9 @@ export type ContextReader = (
   to: number,
 ) => Promise<ModelContextPage>;
 
+/** A model request with its new entries all inline. */
+export type ResolvedModelStepInput = Omit<ModelStepInput, 'newEntries'> & { newEntries: TranscriptEntry[] };
+
 interface Cached {
   entries: TranscriptEntry[];
   /** hashes[i] = hash of the first i entries. */
@@ -41,8 +44,11 @@ export class TranscriptCache {
     private readonly options: TranscriptCacheOptions = {},
   ) {}
 
-  /** The full model-visible transcript of a request. Throws a retryable failure if the log cannot be matched. */
-  async assemble(input: ModelStepInput): Promise<TranscriptEntry[]> {
+  /**
+   * The full model-visible transcript of a request whose references are resolved (./entryStore.ts). Throws a
+   * retryable failure if the log cannot be matched.
+   */
+  async assemble(input: ResolvedModelStepInput): Promise<TranscriptEntry[]> {
     const cached = await this.prefix(input);
     const entries = cached.entries.slice(0, input.prefix.count);
     const hashes = cached.hashes.slice(0, input.prefix.count + 1);
@@ -62,7 +68,7 @@ export class TranscriptCache {
   }
 
   /** A cached prefix covering at least `input.prefix` whose hash matches; fetched from the workflow on a miss. */
-  private async prefix(input: ModelStepInput): Promise<Cached> {
+  private async prefix(input: ResolvedModelStepInput): Promise<Cached> {
     const { count, hash } = input.prefix;
     const hit = this.sessions.get(input.chainId);
     if (hit && hit.hashes.length > count && hit.hashes[count] === hash) {

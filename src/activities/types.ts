@@ -15,6 +15,7 @@ import type {
   ToolDescriptor,
   ToolExecResult,
 } from '../domain/effects';
+import type { WireEntry } from '../domain/entryRefs';
 import type { ErrorInfo } from '../domain/events';
 import type { ContentBlock, UserMessage } from '../domain/messages';
 import type { TranscriptEntry } from '../domain/transcript';
@@ -37,7 +38,15 @@ export type {
  * on a miss (docs/decisions: history grows with new content only). What the model sees is exactly the
  * model-visible part of the log (rule 14).
  */
-export interface ModelStepInput extends ModelCall {
+export interface ModelStepInput extends Omit<ModelCall, 'newEntries' | 'refs'> {
+  /**
+   * The entries new since the previous request: inline, or a reference to the place in this run's history that
+   * holds the entry (src/domain/entryRefs.ts). The activity resolves references from the worker's entry store (the
+   * workflow fills it through a sink) or from the run's history, checks each against its hash, and fails with the
+   * non-retryable `TranscriptRefMiss` when it cannot; the workflow then sends the request again, every entry inline.
+   * Histories recorded before references existed hold only inline entries.
+   */
+  newEntries: WireEntry[];
   sessionId: string;
   /** First run id of the session's continue-as-new chain (cache key: a reused session id is a new chain). */
   chainId: string;

@@ -3,7 +3,7 @@
  * query handles with their payload types, and the failure type names clients branch on. The workflow, the client
  * and the CLI import the protocol only from here. Safe for the workflow sandbox (no I/O).
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate, type Sinks } from '@temporalio/workflow';
 import type { EventsPage, ModelContextPage } from '../domain/pages';
 import type { SessionStateView } from '../domain/session';
 import type { TranscriptEntry } from '../domain/transcript';
@@ -45,6 +45,18 @@ export const transcriptQuery = defineQuery<TranscriptView>('transcript');
 export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; to: number }]>(
   '__modelContext',
 );
+
+/**
+ * Internal sink (not part of the wire protocol): the workflow hands the worker the entries a model request sends by
+ * reference, so the model activity on the same worker resolves them without reading history. Registered with
+ * `callDuringReplay: true`, so a worker that replays the session fills its store again. Arguments: the entries, by
+ * the seq of the log event that added each.
+ */
+export interface TranscriptRefSinks extends Sinks {
+  transcriptRefs: {
+    remember(entries: { seq: number; entry: TranscriptEntry }[]): void;
+  };
+}
 
 export interface TranscriptView {
   system?: string;

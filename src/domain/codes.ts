@@ -33,6 +33,11 @@ export const FailureTypes = {
   HookInvalidOutput: 'HookInvalidOutput',
   /** A model activity could not assemble the transcript the workflow described (prefix hash mismatch). */
   TranscriptMismatch: 'TranscriptMismatch',
+  /**
+   * A model activity could not resolve an entry its input sends by reference (not in the worker's store, not found
+   * in the run's history with its hash); not retried: the workflow sends the request again with every entry inline.
+   */
+  TranscriptRefMiss: 'TranscriptRefMiss',
   /** A `deliver` with `wait` timed out before its message's turn ended (the message itself was accepted). */
   TurnWaitTimeout: 'TurnWaitTimeout',
   /** An `approve` update named a call that has no pending approval, or contradicts its decision. */
@@ -70,6 +75,7 @@ export const ErrorCodes = {
   Denied: 'DENIED',
   /** No decision on a tool call that needed approval within the session's `approvals.timeoutMs`. */
   ApprovalTimeout: 'APPROVAL_TIMEOUT',
+  TranscriptRefMiss: 'TRANSCRIPT_REF_MISS',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

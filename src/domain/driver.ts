@@ -21,7 +21,8 @@ import type {
 } from './effects';
 import type { CancelCause, ErrorInfo, SessionEvent, ToolCallInfo, TurnEndReason } from './events';
 import { afterPreStep, afterStep, type StepOutcome } from './loop';
-import { makeUserMessage, USER_SOURCE } from './messages';
+import { assistantMessage, entryHash, type HeldIn, type RefTarget } from './entryRefs';
+import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
 import { SessionCore, type SessionSnapshot } from './session';
 import { runToolBatch } from './toolBatch';
 import { emptyTranscript, transcriptLength, type TranscriptEntry, type TranscriptState } from './transcript';
@@ -116,6 +117,13 @@ export class SessionDriver {
   private disposeRequested = false;
   private tools: Map<string, ToolDescriptor> | undefined;
   private hooks: HookDescriptor[] | undefined;
+  /**
+   * Messages this run accepted from a delivery that named their id, until they enter: their `user/message` entry is
+   * then held by that signal or update in this run's history (./entryRefs.ts).
+   */
+  private readonly delivered = new Map<string, UserMessage>();
+  /** Entries of this run no request has sent yet whose content this run's history holds, and where. */
+  private readonly held = new Map<TranscriptEntry, HeldIn & { seq: number }>();
 
   constructor(
     readonly config: SessionConfig,
@@ -188,7 +196,9 @@ export class SessionDriver {
     this.validateDeliver(raw);
     const input = DeliverInputSchema.parse(raw);
     const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, this.deps.newId);
-    return this.core.accept(input.lane, message).receipt;
+    const accepted = this.core.accept(input.lane, message);
+    if (accepted.accepted && input.message.id !== undefined) this.delivered.set(message.id, message);
+    return accepted.receipt;
   }
 
   /**
@@ -247,7 +257,9 @@ export class SessionDriver {
     if (problem) return this.refuse(lane, problem);
     if (this.disposeRequested || this.core.disposed) return this.refuse(lane, 'session disposed');
     const source = parsed.data.message.source ?? USER_SOURCE;
-    this.core.accept(lane, makeUserMessage(parsed.data.message, source, this.deps.newId));
+    const message = makeUserMessage(parsed.data.message, source, this.deps.newId);
+    if (this.core.accept(lane, message).accepted && parsed.data.message.id !== undefined)
+      this.delivered.set(message.id, message);
   }
 
   private cancelSignal(raw: unknown): void {
@@ -375,6 +387,7 @@ export class SessionDriver {
       if (this.abortedIfCanceling()) return;
       if (tools.kind !== 'ok') return core.endTurn({ kind: 'error', error: tools.error });
       core.startStep(next.messages);
+      this.holdDelivered(next.messages);
       const step = yield* this.step(tools.value, hooks.value);
       if (this.abortedIfCanceling()) return;
       if (step.kind === 'end') return core.endTurn(step.reason);
@@ -399,7 +412,8 @@ export class SessionDriver {
     hooks: readonly HookDescriptor[],
   ): Generator<Effect, StepResult, Answer> {
     const core = this.core;
-    const answer = yield* ask({ type: 'model', call: this.modelCall([...allowed.keys()]) });
+    const call = this.modelCall([...allowed.keys()]);
+    const answer = yield* ask({ type: 'model', call });
     if (answer.kind === 'failed') {
       if (answer.canceled && core.canceling)
         return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
@@ -418,15 +432,12 @@ export class SessionDriver {
         reason: core.canceling ? { kind: 'aborted', reason: core.canceling } : { kind: 'completed' },
       };
     }
+    const id = this.deps.newId();
     core.assistant(
-      {
-        id: this.deps.newId(),
-        role: 'assistant',
-        content: result.text ? [{ type: 'text', text: result.text }] : [],
-        ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
-      },
+      assistantMessage(id, result),
       result.usage ? { usage: result.usage, model: modelLabel(this.config.model) } : {},
     );
+    this.hold({ in: 'model', requestIndex: call.requestIndex, id });
     const maxTokens = result.finish === 'max-tokens';
     if (result.toolCalls.length === 0)
       return { kind: 'done', outcome: { toolsOweRequest: false, concluded: false, maxTokens } };
@@ -437,6 +448,7 @@ export class SessionDriver {
       postToolHooks: hooks.filter((h) => h.kind === 'post-tool').map((h) => h.name),
       ...(this.config.approvals ? { approvals: this.config.approvals } : {}),
       newId: this.deps.newId,
+      onHeldResult: (callId) => this.hold({ in: 'tool', callId }),
     });
     return { kind: 'done', outcome: { toolsOweRequest: true, concluded: batch.concluded, maxTokens } };
   }
@@ -451,6 +463,12 @@ export class SessionDriver {
     const t = core.transcript;
     const prefix = this.sent;
     const newEntries = t.entries.slice(Math.max(0, prefix.count - t.base));
+    const refs = newEntries.map((entry): RefTarget | null => {
+      const held = this.held.get(entry);
+      if (!held) return null;
+      this.held.delete(entry);
+      return { ...held, hash: entryHash(entry) };
+    });
     this.sent = { count: transcriptLength(t), hash: t.hash };
     return {
       turn: core.turn,
@@ -461,8 +479,29 @@ export class SessionDriver {
       tools,
       prefix,
       newEntries,
+      refs,
       hash: t.hash,
     };
+  }
+
+  /** Marks the entry just added (by the last event) as held in this run's history. */
+  private hold(where: HeldIn): void {
+    const entries = this.core.transcript.entries;
+    const entry = entries[entries.length - 1];
+    if (entry) this.held.set(entry, { ...where, seq: this.core.lastSeq });
+  }
+
+  /** Marks the `user/message` entries just added for `messages` held where they were delivered, if they were. */
+  private holdDelivered(messages: readonly UserMessage[]): void {
+    const entries = this.core.transcript.entries;
+    const first = entries.length - messages.length;
+    const firstSeq = this.core.lastSeq - messages.length + 1;
+    messages.forEach((m, i) => {
+      const entry = entries[first + i];
+      if (!entry || this.delivered.get(m.id) !== m) return;
+      this.delivered.delete(m.id);
+      this.held.set(entry, { in: 'delivery', messageId: m.id, seq: firstSeq + i });
+    });
   }
 
   /** The session's hooks: none named needs no worker; otherwise resolved once per run. */

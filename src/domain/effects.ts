@@ -4,6 +4,7 @@
  * interprets effects as activities, conditions and cancellation scopes (src/workflows); the tests interpret them
  * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
  */
+import type { RefTarget } from './entryRefs';
 import type { ErrorInfo, ToolCallInfo, Usage } from './events';
 import type { ContentBlock, MessageSource, UserMessage } from './messages';
 import type { TranscriptEntry } from './transcript';
@@ -66,6 +67,11 @@ export interface ModelCall {
   prefix: { count: number; hash: string };
   /** Entries added since the previous model request, oldest first (history grows with new content only). */
   newEntries: TranscriptEntry[];
+  /**
+   * For each of `newEntries`, where the run's history holds it (it is then sent by reference), or null (sent
+   * inline). See ./entryRefs.ts.
+   */
+  refs: (RefTarget | null)[];
   /** Hash of prefix + newEntries. */
   hash: string;
 }
@@ -165,7 +171,9 @@ export interface AnswerMap {
   'pre-step': { kind: 'decided'; decision: PreStepDecision } | Failed;
   model: { kind: 'ok'; result: ModelStepResult } | Failed;
   'start-tool': undefined;
-  'tool-settled': { kind: 'settled'; index: number; result: ToolExecResult } | { kind: 'approval' };
+  /** `held`: the result's content is what the tool activity returned (its result in history holds it). */
+  'tool-settled':
+    { kind: 'settled'; index: number; result: ToolExecResult; held?: boolean } | { kind: 'approval' };
   'check-approvals': Resolved<string[]>;
   'await-approval': undefined;
   'continue-as-new': undefined;

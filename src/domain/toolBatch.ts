@@ -27,6 +27,8 @@ export interface ToolBatchOptions {
   /** What the session requires approval for (on top of the worker's requirements). */
   approvals?: { tools: readonly string[] | '*'; timeoutMs?: number };
   newId(): string;
+  /** Called right after a result commits whose content the tool activity's result holds (./entryRefs.ts). */
+  onHeldResult?(callId: string): void;
 }
 
 export function* runToolBatch(
@@ -37,6 +39,8 @@ export function* runToolBatch(
   const results: (ToolExecResult | undefined)[] = calls.map(() => undefined);
   /** Calls that started (or were answered at once). */
   const started = calls.map(() => false);
+  /** Indexes of the results whose content the tool activity returned (`held` in their settled answer). */
+  const held = new Set<number>();
   let committed = 0;
   let running = 0;
   let exclusiveRunning = false;
@@ -49,6 +53,7 @@ export function* runToolBatch(
     for (let r = results[committed]; r && committed < calls.length; r = results[committed]) {
       const call = calls[committed]!;
       core.toolResult(call.callId, r.content, r.error);
+      if (held.has(committed)) opts.onHeldResult?.(call.callId);
       for (const ctx of r.additionalContexts) {
         const message = makeUserMessage(
           { content: ctx.content, ...(ctx.id ? { id: ctx.id } : {}) },
@@ -92,6 +97,7 @@ export function* runToolBatch(
     const answer = (yield { type: 'tool-settled' }) as AnswerMap['tool-settled'];
     if (answer.kind === 'settled') {
       results[answer.index] = answer.result;
+      if (answer.held) held.add(answer.index);
       running -= 1;
       if (running === 0) exclusiveRunning = false;
       commit();

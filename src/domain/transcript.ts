@@ -4,8 +4,8 @@
  * inbox splices, turn and step boundaries are not. Direct input and context differ only by `source` (rule 35).
  * Pure; the same fold runs incrementally in the workflow and over a whole log in tests.
  */
-import type { ErrorInfo, SessionEvent, ToolCallInfo } from './events';
-import type { ContentBlock, MessageSource } from './messages';
+import type { AssistantMessage, ErrorInfo, SessionEvent, ToolCallInfo } from './events';
+import type { ContentBlock, MessageSource, UserMessage } from './messages';
 
 export type TranscriptEntry =
   | { role: 'user'; id: string; content: ContentBlock[]; source: MessageSource }
@@ -69,36 +69,54 @@ function push(state: TranscriptState, entry: TranscriptEntry): void {
   state.hash = extendHash(state.hash, entry);
 }
 
+/** The entry of a `user/message`. */
+export function userEntry(m: UserMessage): TranscriptEntry {
+  return { role: 'user', id: m.id, content: [...m.content], source: m.source };
+}
+
+/** The entry of an `assistant/message`. */
+export function assistantEntry(m: AssistantMessage, interrupted?: boolean): TranscriptEntry {
+  const entry: TranscriptEntry = { role: 'assistant', id: m.id, content: m.content };
+  if (m.toolCalls?.length) entry.toolCalls = m.toolCalls;
+  if (interrupted) entry.interrupted = true;
+  return entry;
+}
+
+/** The entry of a `tool/result` (`name` from its `tool/call`). */
+export function toolEntry(
+  callId: string,
+  name: string,
+  content: ContentBlock[],
+  error: ErrorInfo | undefined,
+): TranscriptEntry {
+  const entry: TranscriptEntry = { role: 'tool', callId, name, content };
+  if (error) entry.error = error;
+  return entry;
+}
+
 /** Folds one event into the projection (mutates and returns `state`). Unknown event types are skipped. */
 export function projectEvent(state: TranscriptState, event: SessionEvent): TranscriptState {
   switch (event.type) {
-    case 'user/message': {
-      const m = event.data.message;
-      push(state, { role: 'user', id: m.id, content: [...m.content], source: m.source });
+    case 'user/message':
+      push(state, userEntry(event.data.message));
       break;
-    }
-    case 'assistant/message': {
-      const m = event.data.message;
-      const entry: TranscriptEntry = { role: 'assistant', id: m.id, content: m.content };
-      if (m.toolCalls?.length) entry.toolCalls = m.toolCalls;
-      if (event.data.interrupted) entry.interrupted = true;
-      push(state, entry);
+    case 'assistant/message':
+      push(state, assistantEntry(event.data.message, event.data.interrupted));
       break;
-    }
     case 'tool/call':
       state.callNames[event.data.callId] = event.data.name;
       break;
-    case 'tool/result': {
-      const entry: TranscriptEntry = {
-        role: 'tool',
-        callId: event.data.callId,
-        name: state.callNames[event.data.callId] ?? 'unknown',
-        content: event.data.content,
-      };
-      if (event.data.error) entry.error = event.data.error;
-      push(state, entry);
+    case 'tool/result':
+      push(
+        state,
+        toolEntry(
+          event.data.callId,
+          state.callNames[event.data.callId] ?? 'unknown',
+          event.data.content,
+          event.data.error,
+        ),
+      );
       break;
-    }
     default:
       break;
   }

@@ -14,7 +14,13 @@ import type { Client } from '@temporalio/client';
 import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import * as proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root';
-import { Worker, type ReplayWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  Worker,
+  type InjectedSinks,
+  type ReplayWorkerOptions,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
+import type { TranscriptRefSinks } from '../contract';
 import { workflowSource } from '../worker';
 
 export type { History };
@@ -161,6 +167,14 @@ export class HistoryReplayError extends Error {
 }
 
 /**
+ * The session's transcript sink on a replay worker: registered so a replay does not log it as unknown, and not
+ * called (a replay worker runs no model activity that would read what it is given).
+ */
+const REPLAY_SINKS: InjectedSinks<TranscriptRefSinks> = {
+  transcriptRefs: { remember: { fn: () => undefined, callDuringReplay: false } },
+};
+
+/**
  * Replays every `*.json` history in `dir` (not recursive, sorted by name) with the current workflow code. Returns
  * the summary when all replay; throws {@link HistoryReplayError} naming each file that fails with its determinism
  * (or other replay) error, and an Error when the folder holds no history.
@@ -191,7 +205,12 @@ export async function replayHistoryFiles(
   const failures: ReplayFailure[] = [];
   const seen = new Set<string>();
   const results = Worker.runReplayHistories(
-    { replayName: 'agent-sessions-replay', ...opts.worker, ...source },
+    {
+      replayName: 'agent-sessions-replay',
+      ...opts.worker,
+      sinks: { ...REPLAY_SINKS, ...opts.worker?.sinks },
+      ...source,
+    },
     histories,
   );
   for await (const result of results) {

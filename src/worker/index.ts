@@ -10,14 +10,21 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Runtime,
+  Worker,
+  type InjectedSinks,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { EntryStore } from '../activities/entryStore';
 import { HookRegistry, type HookDefinition } from '../activities/hooks';
 import type { ModelProvider, ScriptedRecorder } from '../activities/model';
 import { PROVIDER_SETUP } from '../activities/providers';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { encryptionDataConverter, type EncryptionKeyring } from '../codec';
-import { DEFAULT_TASK_QUEUE } from '../contract';
+import { DEFAULT_TASK_QUEUE, type TranscriptRefSinks } from '../contract';
 import { formatModelRef, type ModelSpec } from '../domain/wire';
 import {
   bundleWorkflows,
@@ -67,6 +74,11 @@ export interface SessionWorkerOptions {
   /** The model of sessions that name none (default: the scripted model). Its provider must be registered. */
   defaultModel?: ModelSpec;
   scriptedRecorder?: ScriptedRecorder;
+  /**
+   * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
+   * sink fills it; default: a new one). Tests pass their own to empty it, as a restart would.
+   */
+  entryStore?: EntryStore;
   /** A prebuilt workflow bundle (tests bundle once per run). */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
@@ -122,7 +134,9 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
       `the default model needs the ${provider} provider: ${PROVIDER_SETUP[provider] ?? 'register it'}`,
     );
   }
+  const entries = opts.entryStore ?? new EntryStore();
   const activities = createActivities({
+    entries,
     tools: new ToolRegistry(opts.tools ?? []),
     hooks: new HookRegistry(opts.hooks ?? []),
     ...(opts.providers ? { providers: opts.providers } : {}),
@@ -178,11 +192,25 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
         ...(otherInterceptors.activity ?? []),
       ],
     },
-    ...(telemetry.sinks || workerOptions.sinks
-      ? { sinks: { ...workerOptions.sinks, ...telemetry.sinks } }
-      : {}),
+    sinks: { ...workerOptions.sinks, ...telemetry.sinks, ...transcriptRefSinks(entries) },
     ...(converter ? { dataConverter: converter } : {}),
   });
+}
+
+/**
+ * The sink the workflow hands the entries of each model request it sends by reference through (src/contract
+ * `TranscriptRefSinks`). Called during replay too, so a worker that replays a session (after an eviction or a
+ * restart) fills its store again; calls for the same request give the same entries.
+ */
+export function transcriptRefSinks(store: EntryStore): InjectedSinks<TranscriptRefSinks> {
+  return {
+    transcriptRefs: {
+      remember: {
+        fn: (info, entries) => store.remember(info.firstExecutionRunId, entries),
+        callDuringReplay: true,
+      },
+    },
+  };
 }
 
 /** The worker's data converter with the encryption codec last (it sees what the other codecs produced). */

@@ -17,3 +17,9 @@ export function errorInfo(err: unknown, fallbackCode: string): ErrorInfo {
   if (cause instanceof Error) return { message: cause.message, code: fallbackCode };
   return { message: String(cause), code: fallbackCode };
 }
+
+/** The ApplicationFailure type of an activity's failure (or of the failure itself), if it has one. */
+export function failureType(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}

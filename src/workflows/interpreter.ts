@@ -9,15 +9,17 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  proxySinks,
   setCurrentDetails,
   type WorkflowInfo,
 } from '@temporalio/workflow';
-import { ErrorCodes, FailureTypes } from '../contract';
+import { ErrorCodes, FailureTypes, type TranscriptRefSinks } from '../contract';
 import { currentDetails, type Waiting } from '../domain/details';
 import type { SessionDriver, DriverGenerator } from '../domain/driver';
 import type {
   Answer,
   ApprovalCheck,
+  AnswerMap,
   Effect,
   Failed,
   HookDescriptor,
@@ -28,13 +30,16 @@ import type {
   ToolExecResult,
   ToolStart,
 } from '../domain/effects';
+import { referencedEntries, wireEntries } from '../domain/entryRefs';
 import { failedResult } from '../domain/toolBatch';
 import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
 import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
-import { errorInfo } from './errors';
+import { errorInfo, failureType } from './errors';
 import { postToolHookCall, preStepHookListener } from './hooks';
 import type { TurnTracing } from './telemetry';
+
+const { transcriptRefs } = proxySinks<TranscriptRefSinks>();
 
 export interface AgentSessionOptions {
   /** Pre-step listeners, outermost first. */
@@ -49,7 +54,10 @@ export class EffectInterpreter {
   private scope: { turn: number; scope: CancellationScope } | undefined;
   private canceledTurn = 0;
   /** Started tool calls of the running batch that have not been reported as settled. */
-  private readonly unsettled = new Map<number, Promise<{ index: number; result: ToolExecResult }>>();
+  private readonly unsettled = new Map<
+    number,
+    Promise<Extract<AnswerMap['tool-settled'], { kind: 'settled' }>>
+  >();
   /** Names of the unsettled calls, by index (the current details list them). */
   private readonly running = new Map<number, string>();
   /** What the loop waits for, for the current details. */
@@ -228,28 +236,46 @@ export class EffectInterpreter {
     }
   }
 
+  /**
+   * The model request: entries the run's history holds go by reference (src/domain/entryRefs.ts), and the worker's
+   * store gets them through the sink. If the activity cannot resolve a reference (another worker whose store lacks it
+   * and whose history read failed), it fails with TranscriptRefMiss and the request is sent once more, all inline.
+   */
   private async model(call: ModelCall): Promise<Answer> {
+    const { refs: _refs, newEntries: inline, ...rest } = call;
+    const input = {
+      ...rest,
+      newEntries: wireEntries(call),
+      sessionId: this.info.workflowId,
+      chainId: this.info.firstExecutionRunId,
+      runId: this.info.runId,
+    };
+    const referenced = referencedEntries(call);
+    if (referenced.length) transcriptRefs.remember(referenced);
+    const options = { summary: `model ${call.turn}.${call.step} ${modelLabel(call.model)}` };
     try {
-      const result = await modelActivities.modelStep.executeWithOptions(
-        { summary: `model ${call.turn}.${call.step} ${modelLabel(call.model)}` },
-        [
-          {
-            ...call,
-            sessionId: this.info.workflowId,
-            chainId: this.info.firstExecutionRunId,
-            runId: this.info.runId,
-          },
-        ],
-      );
-      return { kind: 'ok', result };
+      try {
+        return { kind: 'ok', result: await modelActivities.modelStep.executeWithOptions(options, [input]) };
+      } catch (err) {
+        if (!referenced.length || failureType(err) !== FailureTypes.TranscriptRefMiss) throw err;
+        const result = await modelActivities.modelStep.executeWithOptions(options, [
+          { ...input, newEntries: inline },
+        ]);
+        return { kind: 'ok', result };
+      }
     } catch (err) {
       return failed(err, ErrorCodes.ModelFailed);
     }
   }
 
-  /** Starts a tool activity; when it settles (even after a cancel) its post-tool hooks run, not cancellable. */
+  /**
+   * Starts a tool activity; when it settles (even after a cancel) its post-tool hooks run, not cancellable. The
+   * settled answer says whether the content that commits is the activity's own result (then history holds it).
+   */
   private startTool(start: ToolStart): void {
     const { call, index } = start;
+    /** The activity's own result, once it completed. */
+    let own: ToolExecResult | undefined;
     const settled = toolActivities.executeTool
       .executeWithOptions({ summary: `tool ${call.name} #${call.callId}` }, [
         {
@@ -262,7 +288,7 @@ export class EffectInterpreter {
         },
       ])
       .then(
-        (r) => r,
+        (r) => (own = r),
         (err: unknown): ToolExecResult =>
           failedResult(
             isCancellation(err)
@@ -279,7 +305,12 @@ export class EffectInterpreter {
               ),
             ),
       )
-      .then((result) => ({ index, result }));
+      .then((result) => ({
+        kind: 'settled' as const,
+        index,
+        result,
+        held: own !== undefined && result.content === own.content,
+      }));
     this.unsettled.set(index, settled);
     this.running.set(index, call.name);
   }
@@ -293,7 +324,7 @@ export class EffectInterpreter {
       if (next !== 'woken') {
         this.unsettled.delete(next.index);
         this.running.delete(next.index);
-        return { kind: 'settled', ...next };
+        return next;
       }
     }
     this.approvalWoken = false;

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { ModelContextPage } from '../../src/contract';
 import { TranscriptCache, type ContextReader } from '../../src/activities/transcriptCache';
-import type { ModelStepInput } from '../../src/activities/types';
+import type { ResolvedModelStepInput } from '../../src/activities/transcriptCache';
 import { EMPTY_TRANSCRIPT_HASH, extendHash, type TranscriptEntry } from '../../src/domain/transcript';
 
 const user = (text: string): TranscriptEntry => ({
@@ -58,7 +58,7 @@ class FakeSession {
   }
 
   /** The model request after the first `seen` entries were sent before: everything since is new. */
-  request(seen: number, requestIndex = 0): ModelStepInput {
+  request(seen: number, requestIndex = 0): ResolvedModelStepInput {
     const prefix = this.entries.slice(0, seen);
     return {
       sessionId: this.sessionId,

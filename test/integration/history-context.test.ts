@@ -10,9 +10,14 @@ import { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { historyContextReader } from '../../src/activities/historyContext';
+import { EntryRefResolver, EntryStore } from '../../src/activities/entryStore';
+import { historyContextReader, historyRefReader } from '../../src/activities/historyContext';
 import { testingTools } from '../../src/activities/testingTools';
-import { TranscriptCache, type ContextReader } from '../../src/activities/transcriptCache';
+import {
+  TranscriptCache,
+  type ContextReader,
+  type ResolvedModelStepInput,
+} from '../../src/activities/transcriptCache';
 import type { ModelStepInput } from '../../src/activities/types';
 import { SessionClient } from '../../src/client';
 import { encryptionDataConverter, type EncryptionKeyring } from '../../src/codec';
@@ -70,6 +75,15 @@ async function lastModelRequest(client: Client, id: string): Promise<ModelStepIn
   );
 }
 
+/** The request with its references resolved from its run's history, as a model activity with an empty store does. */
+async function resolved(client: Client, request: ModelStepInput): Promise<ResolvedModelStepInput> {
+  const refs = new EntryRefResolver(
+    new EntryStore(),
+    historyRefReader(() => client),
+  );
+  return { ...request, newEntries: await refs.resolve(request) };
+}
+
 /** Runs a session of `turns` turns that continues as new every few events; returns its last model request. */
 async function runSession(taskQueue: string, client: Client) {
   const sessions = new SessionClient({ client, taskQueue, searchAttributes: 'off' });
@@ -93,7 +107,8 @@ function counting(reader: ContextReader) {
 it('a cache miss is filled from the histories of every run and matches the workflow query', async () => {
   const taskQueue = newId('q');
   await serve(taskQueue);
-  const { request } = await runSession(taskQueue, env.client);
+  const { request: last } = await runSession(taskQueue, env.client);
+  const request = await resolved(env.client, last);
   // The last request's prefix reaches back into earlier runs: the chain must be followed.
   expect(request.runId).not.toBe(request.chainId);
   expect(request.prefix.count).toBeGreaterThan(10);
@@ -176,7 +191,8 @@ it('reads an encrypted history through the client codec', async () => {
   const taskQueue = newId('q');
   await serve(taskQueue, keyring);
   const client = new Client({ connection: env.connection, dataConverter: encryptionDataConverter(keyring) });
-  const { request } = await runSession(taskQueue, client);
+  const { request: last } = await runSession(taskQueue, client);
+  const request = await resolved(client, last);
   const entries = await new TranscriptCache(historyContextReader(() => client)).assemble(request);
   expect(entries).toHaveLength(request.prefix.count + request.newEntries.length);
   expect(JSON.stringify(entries)).toContain('question 5');

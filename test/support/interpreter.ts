@@ -7,7 +7,10 @@
  * order the script chooses, and a cancel reaches whatever the turn awaits, as a cancellation scope would.
  *
  * Model requests are assembled the way the model activity assembles them (prefix + new entries, hash-checked), so
- * `requests` holds exactly what a model would have been sent.
+ * `requests` holds exactly what a model would have been sent. Entries a request sends by reference are rebuilt from
+ * a record of what the run's Temporal history would hold — the delivery payloads, the tool activities' results and
+ * the model activities' answers of this run, never the driver's state — so every test also proves that a reference
+ * names content history holds in exactly that form (src/domain/entryRefs.ts).
  */
 import {
   applySplice,
@@ -38,6 +41,17 @@ import {
   postToolChain,
   failedResult,
 } from '../../src/domain/index';
+import {
+  checked,
+  entryFromDelivery,
+  entryFromModelResult,
+  entryFromToolResult,
+  isEntryRef,
+  wireEntries,
+  type RefTarget,
+  type WireEntry,
+} from '../../src/domain/entryRefs';
+import type { ModelStepResult } from '../../src/domain/effects';
 import { extendHash } from '../../src/domain/transcript';
 
 /** A message as tests write it: frozen like the workflow's. */
@@ -143,6 +157,8 @@ export class InMemorySession {
   driver: SessionDriver;
   /** The model-visible messages of every model request, in order, as the model activity would assemble them. */
   readonly requests: TranscriptEntry[][] = [];
+  /** The new entries of every model request as its activity input would carry them (inline or by reference). */
+  readonly sent: WireEntry[][] = [];
   /** Length of the whole log (across runs) when each request was made: what the model saw was logged before it. */
   readonly requestAt: number[] = [];
   /** The log of every run so far (continue-as-new starts a new driver whose log starts where this one ended). */
@@ -172,6 +188,8 @@ export class InMemorySession {
   /** Model-visible entries of earlier runs (what a model activity reads from them on a cache miss). */
   private readonly config: SessionConfig;
   private suggestContinueAsNew = false;
+  /** What the current run's Temporal history would hold that references may point at (emptied at continue-as-new). */
+  private history = emptyRunHistory();
 
   constructor(
     private readonly script: Script = {},
@@ -268,6 +286,7 @@ export class InMemorySession {
     const carried = this.driver.carry(`run-${this.continuedAsNew}`);
     this.earlierLog.push(...this.core.log);
     this.continuedAsNew += 1;
+    this.history = emptyRunHistory();
     this.suggestContinueAsNew = false;
     this.driver = this.newDriver(JSON.parse(JSON.stringify(carried)) as CarriedSession);
     this.gen = this.driver.run();
@@ -287,6 +306,7 @@ export class InMemorySession {
     }
     if ('signal' in a) {
       const refused = this.core.stateView().refused;
+      this.recordDelivery(a.signal, a.payload);
       this.driver.signal(a.signal, a.payload);
       if (a.signal === 'cancel' && this.core.stateView().refused === refused)
         this.cancelsAt.push(this.log.length);
@@ -294,12 +314,23 @@ export class InMemorySession {
     }
     const { id, content, source } = a.message;
     try {
-      const receipt = this.driver.deliver({ lane: a.lane, message: { id, content: [...content], source } });
+      const payload = { lane: a.lane, message: { id, content: [...content], source } };
+      this.recordDelivery('deliver', payload);
+      const receipt = this.driver.deliver(payload);
       return { accepted: !receipt.duplicate, receipt };
     } catch (err) {
       if (err instanceof SessionRefusal) return { accepted: false, refused: err.message };
       throw err;
     }
+  }
+
+  /** A signal or `deliver` update as the run's history records it: its payload, found by its message's id. */
+  private recordDelivery(name: string, payload: unknown): void {
+    const id = (payload as { message?: { id?: unknown } } | undefined)?.message?.id;
+    if (typeof id !== 'string') return;
+    const list = this.history.deliveries.get(id) ?? [];
+    list.push({ name, payload: structuredClone(payload) });
+    this.history.deliveries.set(id, list);
   }
 
   private during(point: AwaitPoint): void {
@@ -442,15 +473,14 @@ export class InMemorySession {
         ? { callId, name: p.name, arguments: null, rawArguments: '{not json' }
         : { callId, name: p.name, arguments: p.args ?? {} };
     });
-    return {
-      kind: 'ok',
-      result: {
-        text: plan.text ?? '',
-        toolCalls: calls,
-        finish: plan.maxTokens ? 'max-tokens' : calls.length ? 'tool-calls' : 'stop',
-        ...(plan.usage ? { usage: plan.usage } : {}),
-      },
+    const result: ModelStepResult = {
+      text: plan.text ?? '',
+      toolCalls: calls,
+      finish: plan.maxTokens ? 'max-tokens' : calls.length ? 'tool-calls' : 'stop',
+      ...(plan.usage ? { usage: plan.usage } : {}),
     };
+    this.history.models.set(call.requestIndex, structuredClone(result));
+    return { kind: 'ok', result };
   }
 
   /**
@@ -462,9 +492,28 @@ export class InMemorySession {
     if (call.prefix.count !== this.seen.length)
       throw new Error(`prefix ${call.prefix.count} ≠ cache ${this.seen.length}`);
     if (hashOf(this.seen) !== call.prefix.hash) throw new Error('prefix hash mismatch');
-    this.seen.push(...call.newEntries);
+    const wire = wireEntries(call);
+    this.sent.push(structuredClone(wire));
+    this.seen.push(...wire.map((e) => (isEntryRef(e) ? this.fromHistory(e.ref) : e)));
     if (hashOf(this.seen) !== call.hash) throw new Error('request hash mismatch');
     return structuredClone(this.seen);
+  }
+
+  /** The entry a reference names, rebuilt from what this run's history holds; throws if it holds no such entry. */
+  private fromHistory(ref: RefTarget): TranscriptEntry {
+    let entry: TranscriptEntry | undefined;
+    if (ref.in === 'delivery') {
+      for (const d of this.history.deliveries.get(ref.messageId) ?? [])
+        entry ??= checked(ref, entryFromDelivery(d.name, d.payload));
+    } else if (ref.in === 'tool') {
+      const tool = this.history.tools.get(ref.callId);
+      entry = tool && checked(ref, entryFromToolResult(ref.callId, tool.name, tool.result));
+    } else {
+      const result = this.history.models.get(ref.requestIndex);
+      entry = result && checked(ref, entryFromModelResult(ref.id, result));
+    }
+    if (!entry) throw new Error(`the run's history holds no entry for reference ${JSON.stringify(ref)}`);
+    return structuredClone(entry);
   }
 
   private readonly started = new Map<number, ToolStart>();
@@ -488,10 +537,12 @@ export class InMemorySession {
     this.during({ at: 'tool', turn: start.turn, step: start.step, index, callId: start.call.callId });
     const plan = this.plans.get(start.call.callId) ?? { name: start.call.name };
     let result: ToolExecResult;
+    let own: ToolExecResult | undefined;
     if (this.inCanceledTurn && plan.onCancel === 'abort') {
       result = failedResult({ code: 'ABORTED', message: 'the tool call was cancelled while it ran' });
     } else if (plan.error !== undefined) {
-      result = failedResult({ code: 'TOOL_FAILED', message: plan.error });
+      // A tool's failure is data its activity returns (src/activities/tools.ts): a completed activity.
+      result = own = failedResult({ code: 'TOOL_FAILED', message: plan.error });
     } else {
       result = {
         content: [{ type: 'text', text: plan.result ?? `result of ${plan.name}` }],
@@ -502,7 +553,10 @@ export class InMemorySession {
         ),
         concludesTurn: plan.concludes === true,
       };
+      own = result;
     }
+    if (own)
+      this.history.tools.set(start.call.callId, { name: start.call.name, result: structuredClone(own) });
     // Post-tool hooks run on every settled call, cancelled turn or not (rule 29).
     const chain = postToolChain(start.postToolHooks, result);
     let step = chain.next();
@@ -513,8 +567,22 @@ export class InMemorySession {
       };
       step = chain.next(out);
     }
-    return { kind: 'settled', index, result: step.value };
+    return {
+      kind: 'settled',
+      index,
+      result: step.value,
+      held: own !== undefined && step.value.content === own.content,
+    };
   }
+}
+
+/** What one run's Temporal history holds that a reference may name. */
+function emptyRunHistory() {
+  return {
+    deliveries: new Map<string, { name: string; payload: unknown }[]>(),
+    tools: new Map<string, { name: string; result: ToolExecResult }>(),
+    models: new Map<number, ModelStepResult>(),
+  };
 }
 
 function hashOf(entries: readonly TranscriptEntry[]): string {
