@@ -4,7 +4,7 @@
  * workflow and the naive one see exactly the same conversation. Records when each request started (latency).
  */
 import { defineTool } from '../src/activities/tools';
-import type { ModelProvider } from '../src/activities/model';
+import type { ModelCallContext, ModelProvider } from '../src/activities/model';
 import type { ModelRequest, ModelStepResult } from '../src/activities/types';
 import { z } from 'zod';
 
@@ -61,6 +61,31 @@ export const benchProvider: ModelProvider = {
     noteStart(request.sessionId);
     const model = ('model' in request.model && request.model.model) || 'bench:k=0';
     return benchAnswer(model, request.requestIndex);
+  },
+};
+
+/** When the streaming provider showed each prefix of its answer, by session: text length → ms since the epoch. */
+export const streamEmits = new Map<string, Map<number, number>>();
+
+/**
+ * A provider that writes its answer word by word, one every `STREAM_WORD_MS`, heartbeating the text so far as the
+ * AI SDK adapter does at each text delta (the `stream` group measures how late watchers see each word).
+ */
+export const STREAM_WORDS = 40;
+export const STREAM_WORD_MS = 50;
+export const streamingProvider: ModelProvider = {
+  name: 'anthropic',
+  async step(request: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
+    const emits = new Map<number, number>();
+    streamEmits.set(request.sessionId, emits);
+    let text = '';
+    for (let i = 0; i < STREAM_WORDS; i++) {
+      text += `word${i} `;
+      emits.set(text.length, Date.now());
+      ctx.heartbeat({ partialText: text });
+      await new Promise((r) => setTimeout(r, STREAM_WORD_MS));
+    }
+    return { text, toolCalls: [], finish: 'stop' };
   },
 };
 

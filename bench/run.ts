@@ -17,8 +17,19 @@ import { EntryStore } from '../src/activities/entryStore';
 import { ToolRegistry } from '../src/activities/tools';
 import { SessionClient } from '../src/client';
 import { DEV_SERVER_TUNING, findProjectRoot, spawnDevServer } from '../src/devserver';
-import { transcriptRefSinks } from '../src/worker';
-import { SIZES, benchProvider, blobTool, createBenchActivities, requestStarts, text } from './activities';
+import { STREAM_THROTTLE, transcriptRefSinks } from '../src/worker';
+import {
+  SIZES,
+  STREAM_WORD_MS,
+  STREAM_WORDS,
+  benchProvider,
+  blobTool,
+  createBenchActivities,
+  requestStarts,
+  streamEmits,
+  streamingProvider,
+  text,
+} from './activities';
 import { workerStartGroup } from './workerStart';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -112,7 +123,7 @@ function benchActivities() {
   return {
     ...createActivities({
       tools: new ToolRegistry([blobTool]),
-      providers: { 'openai-compatible': benchProvider },
+      providers: { 'openai-compatible': benchProvider, anthropic: streamingProvider },
       entries: benchEntries,
     }),
     ...createBenchActivities(),
@@ -128,6 +139,7 @@ const MAIN_GROUPS = [
   'events',
   'visibility',
   'requests',
+  'stream',
   'throughput',
   'latency',
   'replay',
@@ -207,7 +219,7 @@ async function mainGroups(
     workflowBundle: bundle,
     activities,
     maxCachedWorkflows: 2000,
-    maxHeartbeatThrottleInterval: '1 second',
+    maxHeartbeatThrottleInterval: STREAM_THROTTLE,
     sinks: transcriptRefSinks(benchEntries),
   });
   const running = worker.run();
@@ -409,6 +421,74 @@ async function mainGroups(
         };
         report.requestsPerTurnPolling = polling.perTurn;
         report.requestsPerTurnAsk = asking.perTurn;
+      } finally {
+        await countingConnection.close();
+      }
+    }
+
+    // ---- 2d. streaming: how late a watcher (SessionClient.stream) sees each word, and what watching costs ----
+    if (phase('stream')) {
+      const steps = quick ? 3 : 10;
+      const counted: Record<string, number> = {};
+      const countingConnection = await Connection.connect({
+        address: server.address,
+        interceptors: [
+          (options, nextCall) => {
+            const method = options.method_definition.path.split('/').at(-1)!;
+            counted[method] = (counted[method] ?? 0) + 1;
+            return nextCall(options) as never;
+          },
+        ],
+      });
+      const watcher = new SessionClient({ connection: countingConnection, taskQueue });
+      const lags: number[] = [];
+      let deltas = 0;
+      let streamingMs = 0;
+      try {
+        for (let k = 0; k < steps; k++) {
+          const id = `bench-stream-${Date.now()}-${k}`;
+          await sessions.start(id, { model: { provider: 'anthropic', model: 'stream' } });
+          const abort = new AbortController();
+          for (const m of Object.keys(counted)) delete counted[m];
+          const watching = (async () => {
+            let seen = 0;
+            for await (const item of watcher.stream(id, { signal: abort.signal })) {
+              if (item.kind === 'event' && item.event.type === 'assistant/message') return;
+              if (item.kind !== 'delta') continue;
+              deltas += 1;
+              const at = Date.now();
+              // Every prefix the provider showed that this delta reveals for the first time.
+              for (const [length, emitted] of streamEmits.get(id) ?? [])
+                if (length > seen && length <= item.text.length) lags.push(at - emitted);
+              seen = Math.max(seen, item.text.length);
+            }
+          })();
+          const started = Date.now();
+          await sessions.followup(id, 'stream');
+          await watching;
+          streamingMs += Date.now() - started;
+          abort.abort();
+          await sessions.dispose(id);
+        }
+        const requests = Object.values(counted).reduce((a, b) => a + b, 0);
+        raw.stream = {
+          steps,
+          words: STREAM_WORDS,
+          wordEveryMs: STREAM_WORD_MS,
+          throttle: STREAM_THROTTLE,
+          lagsMs: {
+            count: lags.length,
+            p50: percentile(lags, 50),
+            p95: percentile(lags, 95),
+            max: Math.max(...lags),
+          },
+          deltasPerStep: deltas / steps,
+          lastStepRequestsByMethod: { ...counted },
+        };
+        report.streamLagP50Ms = percentile(lags, 50);
+        report.streamLagP95Ms = percentile(lags, 95);
+        // RPCs one watcher makes per second of a streaming step (events queries and describes), last step.
+        report.streamWatcherRequestsPerSec = requests / (streamingMs / steps / 1000);
       } finally {
         await countingConnection.close();
       }

@@ -114,7 +114,16 @@ export function createActivities(deps: ActivityDeps) {
       const spec = deps.tools.spec(name);
       return spec ? [spec] : [];
     });
-    return provider.step({ ...request, model, toolSpecs, messages }, activityCallContext(attempt));
+    // Watchers read the text so far from the heartbeat details (SessionClient.stream): they name the step.
+    const ctx = activityCallContext(attempt);
+    const where = { turn: input.turn, step: input.step };
+    const heartbeat = (details?: unknown) =>
+      ctx.heartbeat(
+        details && typeof details === 'object' && !Array.isArray(details)
+          ? { ...details, ...where }
+          : details,
+      );
+    return provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
   }
 
   return {

@@ -56,9 +56,23 @@ export class ScriptedProvider implements ModelProvider {
       const lastUser = [...input.messages].reverse().find((m) => m.role === 'user');
       return { text: `echo: ${lastUser ? textOf(lastUser.content) : ''}`, toolCalls: [], finish: 'stop' };
     }
-    // The script's text is visible as soon as the call starts; delayMs is how long the response takes to finish.
-    // A cancel during the delay returns the visible text as an interrupted answer (rule 29).
-    if (step.text) ctx.heartbeat({ partialText: step.text });
+    // With streamMs the text appears word by word over that long, as a streaming provider's would; otherwise it is
+    // visible as soon as the call starts. delayMs is how long the response then takes to finish. A cancel meanwhile
+    // returns the visible text as an interrupted answer (rule 29).
+    if (step.text && step.streamMs) {
+      const words = step.text.match(/\S+\s*/g) ?? [step.text];
+      let shown = '';
+      for (const word of words) {
+        shown += word;
+        ctx.heartbeat({ partialText: shown });
+        try {
+          await ctx.sleep(step.streamMs / words.length);
+        } catch (err) {
+          if (!ctx.signal.aborted) throw err;
+          return { text: shown, toolCalls: [], finish: 'stop', interrupted: true };
+        }
+      }
+    } else if (step.text) ctx.heartbeat({ partialText: step.text });
     if (step.delayMs) {
       try {
         await ctx.sleep(step.delayMs);

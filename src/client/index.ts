@@ -18,6 +18,8 @@ import {
 // Visibility's raw rows into the SDK's WorkflowExecutionInfo, as `client.workflow.list` does (it cannot resume a page).
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import type { DataConverter, SearchAttributePair } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import {
   approveUpdate,
   cancelSignal,
@@ -66,11 +68,13 @@ import {
   deliveryFailureKind,
   type DeliveryRetryPolicy,
 } from './retry';
+import { DeltaFold, liveTextOf, type LiveText, type StreamItem } from './stream';
 import { WatchFold, type WatchItem } from './watch';
 
 export * from './errors';
 export { DEFAULT_DELIVERY_RETRY, type DeliveryRetryPolicy } from './retry';
 export type { WatchItem } from './watch';
+export type { LiveText, StreamItem, TextDelta } from './stream';
 
 export interface SessionClientOptions {
   connection?: Connection;
@@ -483,6 +487,64 @@ export class SessionClient {
       }
       if (events.length === 0) await delay(pollMs, opts.signal);
     }
+  }
+
+  /**
+   * Like {@link watch}, and while a model step runs, its text as the model writes it: `delta` items with (turn, step,
+   * attempt), the text so far and what is new (`reset` when a retried attempt starts again). The step's
+   * `assistant/message` event stays the durable answer; deltas add nothing to history. A watcher that joins mid-step
+   * gets the text so far first. Deltas are read with DescribeWorkflowExecution every `streamPollMs` (default 100)
+   * while a model call runs; the worker sends them at most every 200 ms (docs/decisions/2026-12-03-streaming.md).
+   */
+  async *stream(
+    sessionId: string,
+    opts: { afterSeq?: number; pollMs?: number; streamPollMs?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<StreamItem> {
+    const afterSeq = opts.afterSeq ?? -1;
+    const pollMs = opts.pollMs ?? 250;
+    const streamPollMs = opts.streamPollMs ?? 100;
+    const fold = new WatchFold();
+    const deltas = new DeltaFold();
+    let seen = -1;
+    let eventsAt = -Infinity;
+    while (!opts.signal?.aborted) {
+      let fresh = 0;
+      if (Date.now() - eventsAt >= pollMs || !deltas.modelRunning) {
+        const events = await this.allEvents(sessionId, seen);
+        eventsAt = Date.now();
+        fresh = events.length;
+        for (const event of events) {
+          seen = event.seq;
+          deltas.event(event);
+          yield* fold.next(event, event.seq > afterSeq);
+          if (event.type === 'session/disposed') return;
+        }
+      }
+      if (deltas.modelRunning) {
+        const live = await this.liveText(sessionId);
+        const delta = live && deltas.next(live);
+        if (delta) yield delta;
+      }
+      if (fresh === 0) await delay(deltas.modelRunning ? streamPollMs : pollMs, opts.signal);
+    }
+  }
+
+  /** The text so far of the model step a session runs (from its model activity's heartbeat), if one streams. */
+  async liveText(sessionId: string): Promise<LiveText | undefined> {
+    const { raw } = await this.query(sessionId, () => this.handle(sessionId).describe());
+    for (const activity of raw.pendingActivities ?? []) {
+      if (activity.activityType?.name !== 'modelStep') continue;
+      const payloads = activity.heartbeatDetails?.payloads;
+      if (!payloads?.length) continue;
+      // Details an earlier attempt left behind are not this attempt's text.
+      const beat = optionalTsToMs(activity.lastHeartbeatTime);
+      const started = optionalTsToMs(activity.lastStartedTime);
+      if (beat === undefined || (started !== undefined && beat < started)) continue;
+      const details = await decodeFromPayloadsAtIndex(this.client.options.loadedDataConverter, 0, payloads);
+      const live = liveTextOf(details, activity.attempt ?? 1);
+      if (live) return live;
+    }
+    return undefined;
   }
 
   /** The Temporal handle of a session (its latest run, or a given run of its chain). */

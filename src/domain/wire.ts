@@ -27,6 +27,8 @@ export const ScriptedStepSchema = z.strictObject({
   text: z.string().optional(),
   toolCalls: z.array(ScriptedToolCallSchema).max(64).optional(),
   delayMs: z.number().int().min(0).max(3_600_000).optional(),
+  /** Reveal `text` word by word over this long, as a streaming provider would, before `delayMs`. */
+  streamMs: z.number().int().min(0).max(600_000).optional(),
   finish: z.enum(['stop', 'max-tokens']).optional(),
   fail: z.string().min(1).optional(),
   /** Token usage the step reports, as a real provider would (usage totals, budgets). */

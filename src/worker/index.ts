@@ -127,6 +127,9 @@ function prebuiltBundle(traced: boolean | undefined): string | undefined {
  * Builds the worker. Throws when a tool or hook is registered twice, the default model's provider is missing, the
  * encryption keyring is malformed, or the workflow code does not bundle.
  */
+/** How often a worker sends an activity's latest heartbeat at most: the streaming latency's main part. */
+export const STREAM_THROTTLE = '200 milliseconds';
+
 export async function createSessionWorker(opts: SessionWorkerOptions): Promise<Worker> {
   const provider = opts.defaultModel?.provider;
   if (provider && provider !== 'scripted' && !opts.providers?.[provider]) {
@@ -178,8 +181,9 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     activities,
-    // Heartbeats carry cancellation to running calls; send them at least every second so a cancel lands promptly.
-    maxHeartbeatThrottleInterval: '1 second',
+    // Heartbeats carry cancellation to running calls, and a streaming model call's text so far to its watchers: the
+    // latest details go out at most every STREAM_THROTTLE (docs/decisions/2026-12-03-streaming.md).
+    maxHeartbeatThrottleInterval: STREAM_THROTTLE,
     ...workerOptions,
     workflowBundle,
     interceptors: {

@@ -31,7 +31,7 @@ export interface AiSdkProviderOptions {
 /** Longest partial text carried in one heartbeat (heartbeat details are stored by the server). */
 const HEARTBEAT_TEXT_CHARS = 64 * 1024;
 export const DEFAULT_CHUNK_TIMEOUT_MS = 120_000;
-/** Heartbeats while a response streams: never more often than this. */
+/** Heartbeats while a response streams: at least this often (liveness), and at every text delta (watchers). */
 const HEARTBEAT_EVERY_MS = 1000;
 
 export class AiSdkProvider implements ModelProvider {
@@ -79,6 +79,8 @@ export class AiSdkProvider implements ModelProvider {
         switch (part.type) {
           case 'text-delta':
             text += part.text;
+            // Cheap: the SDK sends the latest details at most once per throttle interval (the worker's setting).
+            beat();
             break;
           case 'tool-call':
             if (!part.providerExecuted) toolCalls.push(fromSdkToolCall(part));
