@@ -7,7 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import readline from 'node:readline';
 import type { SessionClient } from '../client';
-import type { WatchItem } from '../client';
+import type { StreamItem } from '../client';
 import type { MessageSource } from '../domain/messages';
 import type { Lane } from '../domain/wire';
 import { CLI_SOURCE, parseSource } from './args';
@@ -98,7 +98,7 @@ export function runChat(opts: ChatOptions): Promise<ChatEnd> {
     refreshPrompt();
   }, 120);
 
-  const settleAwaiting = (item: WatchItem) => {
+  const settleAwaiting = (item: StreamItem) => {
     if (item.kind === 'claimed' || item.kind === 'discarded')
       for (const m of item.messages) awaiting.delete(m.id);
     if (item.kind === 'event' && item.event.type === 'user/message')
@@ -108,7 +108,7 @@ export function runChat(opts: ChatOptions): Promise<ChatEnd> {
   void inFlight(
     (async () => {
       try {
-        for await (const item of sessions.watch(sessionId, {
+        for await (const item of sessions.stream(sessionId, {
           signal: abort.signal,
           pollMs: opts.pollMs ?? 150,
         })) {
@@ -238,7 +238,7 @@ export function runChat(opts: ChatOptions): Promise<ChatEnd> {
 function activityText(activity: Activity): string {
   switch (activity.kind) {
     case 'model':
-      return 'model';
+      return activity.text ? `◆ ${activity.text}` : 'model';
     case 'tools':
       return `tool ${activity.names.join(', ')}`;
     case 'approval':

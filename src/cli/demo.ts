@@ -27,7 +27,8 @@ export const DEMO_TOOLS = ['echo', 'sleep', 'emit_context', 'inject_self', 'conc
 export const DEMO_SCRIPT: ScriptedStep[] = [
   {
     text: "Hello! I'm the offline demo model. Let me try two of the testing tools.",
-    delayMs: 1500,
+    // Written word by word, as a real model's answer: the chat's prompt shows it growing.
+    streamMs: 1500,
     toolCalls: [
       { name: 'echo', args: { text: 'tools work' } },
       {

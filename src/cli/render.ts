@@ -4,7 +4,7 @@
  * inbox items. Tracks what the session is doing (idle, model call, tools) for the chat's prompt and spinner. Pure:
  * it returns lines; the caller writes them.
  */
-import type { WatchItem } from '../client';
+import type { StreamItem, TextDelta } from '../client';
 import type { InboxTarget, TurnEndReason } from '../domain/events';
 import { textOf, type UserMessage } from '../domain/messages';
 import { sourceLabel } from './args';
@@ -18,7 +18,8 @@ export interface RenderOptions {
 
 export type Activity =
   | { kind: 'idle' }
-  | { kind: 'model' }
+  /** `text`: the tail of what the model has written so far in this step (when the watcher streams). */
+  | { kind: 'model'; text?: string }
   | { kind: 'tools'; names: string[] }
   | { kind: 'approval'; calls: { callId: string; name: string }[] }
   | { kind: 'turn' };
@@ -33,6 +34,8 @@ export class TranscriptRenderer {
   private modelRunning = false;
   private disposed = false;
   private readonly tools = new Map<string, string>();
+  /** The text the model has written so far in the running step (from `delta` items), and whether it is on screen. */
+  private live: { turn: number; step: number; text: string; inline: boolean } | undefined;
   /** Calls waiting for a decision: callId → tool name. */
   private readonly approvals = new Map<string, string>();
   /** Which inbox list each message id was inserted into (followup = next-turn, steer/inject = next-step). */
@@ -49,15 +52,58 @@ export class TranscriptRenderer {
     if (this.approvals.size)
       return { kind: 'approval', calls: [...this.approvals].map(([callId, name]) => ({ callId, name })) };
     if (this.tools.size) return { kind: 'tools', names: [...new Set(this.tools.values())] };
-    return this.modelRunning ? { kind: 'model' } : { kind: 'turn' };
+    if (!this.modelRunning) return { kind: 'turn' };
+    const text = this.live?.text.replace(/\s+/g, ' ').trim();
+    return text
+      ? { kind: 'model', text: text.length > 60 ? `…${text.slice(-59)}` : text }
+      : { kind: 'model' };
   }
 
   get isDisposed(): boolean {
     return this.disposed;
   }
 
-  /** The lines to print for one item (possibly none). */
-  render(item: WatchItem): string[] {
+  /**
+   * What to write for a delta without a line end (`watch --stream`): `◆ ` and the text at a step's first delta, then
+   * what is new; a retried attempt starts a new line. The step's `assistant/message` then only ends the line.
+   */
+  renderDelta(d: TextDelta): string {
+    const same = this.live?.turn === d.turn && this.live.step === d.step && !d.reset;
+    const wasInline = this.live?.inline === true;
+    this.live = { turn: d.turn, step: d.step, text: d.text, inline: true };
+    if (same && wasInline) return this.paint(d.delta, 'green');
+    const head = d.reset ? `${wasInline ? '\n' : ''}◆ (attempt ${d.attempt}) ` : `${wasInline ? '\n' : ''}◆ `;
+    return this.paint(head + d.text, 'green');
+  }
+
+  /** Notes a delta without writing it (the chat shows the tail in its prompt). */
+  noteDelta(d: TextDelta): void {
+    this.live = { turn: d.turn, step: d.step, text: d.text, inline: false };
+  }
+
+  /** The lines to print for one item (possibly none); a line the streamed text left open is ended first. */
+  render(item: StreamItem): string[] {
+    if (item.kind === 'delta') {
+      this.noteDelta(item);
+      return [];
+    }
+    const live = this.live;
+    if (live?.inline && item.kind === 'event' && item.event.type === 'assistant/message') {
+      const { data } = item.event;
+      // Streamed in full already: only end its line.
+      if (data.turn === live.turn && data.step === live.step && textOf(data.message.content) === live.text) {
+        this.live = undefined;
+        this.modelRunning = false;
+        return [data.interrupted ? this.paint(' (interrupted)', 'green') : ''];
+      }
+    }
+    const lines = this.renderItem(item);
+    if (!live?.inline || lines.length === 0) return lines;
+    live.inline = false;
+    return ['', ...lines];
+  }
+
+  private renderItem(item: Exclude<StreamItem, TextDelta>): string[] {
     switch (item.kind) {
       case 'inserted':
         return this.inserted(item.target, item.message);
@@ -76,7 +122,7 @@ export class TranscriptRenderer {
     }
   }
 
-  private event(event: Extract<WatchItem, { kind: 'event' }>['event']): string[] {
+  private event(event: Extract<StreamItem, { kind: 'event' }>['event']): string[] {
     switch (event.type) {
       case 'agent/inbox/spliced':
         return [];
@@ -106,6 +152,7 @@ export class TranscriptRenderer {
       case 'assistant/message': {
         this.modelRunning = false;
         const text = textOf(event.data.message.content);
+        this.live = undefined;
         if (!text && !event.data.interrupted) return [];
         const suffix = event.data.interrupted ? ' (interrupted)' : '';
         return this.block('◆ ', text + suffix, 'green');

@@ -482,6 +482,42 @@ describe('approve and deny', () => {
   });
 });
 
+describe('watch --stream', () => {
+  it('shows the answer as it is written: delta lines that grow, then the answer event', async () => {
+    const id = newId('cli-stream');
+    const answer = 'alpha beta gamma delta epsilon zeta eta theta';
+    await sessions.start(id, { model: { provider: 'scripted', steps: [{ text: answer, streamMs: 8_000 }] } });
+    const watchJson = spawnCli(['watch', id, '--stream', '--json'], cliVars);
+    const watchText = spawnCli(['watch', id, '--stream'], cliVars);
+    await sessions.followup(id, 'go');
+    const lines = (out: string) =>
+      out
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    await until(
+      () => watchJson.stdout(),
+      (out) => lines(out).some((l) => l.type === 'assistant/message'),
+      'the answer in watch --stream --json',
+    );
+    await settle(sessions, id);
+    await run('dispose', id);
+    expect(await watchJson.exited).toBe(0);
+    expect(await watchText.exited).toBe(0);
+    const all = lines(watchJson.stdout());
+    const deltas = all.filter((l) => l.kind === 'delta');
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    for (const d of deltas) expect(answer.startsWith(d.text as string)).toBe(true);
+    expect(all.findIndex((l) => l.kind === 'delta')).toBeLessThan(
+      all.findIndex((l) => l.type === 'assistant/message'),
+    );
+    // Rendered: the answer is written once, inline, as it grows.
+    expect(watchText.stdout().split(answer)).toHaveLength(2);
+    expect(watchText.stdout()).toContain(`◆ ${answer.split(' ')[0]}`);
+  });
+});
+
 describe('list', () => {
   it('finds sessions by label as a table and as JSON lines; state shows the same row', async () => {
     const label = `cli-${newId('l').slice(-8)}`;

@@ -47,7 +47,9 @@ function between(screen: string, from: string, to: string): string {
   return screen.slice(start, end + to.length);
 }
 
-const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] model · steer › /;
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (model|◆ [^\n]*) · steer › /;
+/** The prompt while the answer is being written: the text so far (the demo's first answer streams). */
+const STREAMING = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ◆ Hello![^\n]* · steer › /;
 
 describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
   beforeAll(async () => {
@@ -71,11 +73,14 @@ describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
     // model call runs (1.5 s in the script) the prompt spins and offers to steer.
     first.type('hello there');
     let sawSpinner = false;
+    let sawStreaming = false;
     let screen = await first.waitFor((s) => {
       sawSpinner ||= SPINNER.test(s);
+      sawStreaming ||= STREAMING.test(s);
       return s.includes('turn 1 · completed');
     }, 'turn 1 to complete');
     expect(sawSpinner, 'a spinner while the model call runs').toBe(true);
+    expect(sawStreaming, 'the answer in the prompt as it is written').toBe(true);
     const turn1 = between(screen, '── turn 1 ─', 'turn 1 · completed');
     expect(turn1).toMatch(/╭─ you ─+╮\n│ hello there +│\n╰─+╯/);
     expect(turn1).toContain("◆ Hello! I'm the offline demo model.");

@@ -200,6 +200,42 @@ describe('TranscriptRenderer', () => {
     ).toEqual(['    ✗ denied (call c3): no decision in time']);
   });
 
+  it('streams a step inline (watch --stream), ends its line at the answer, starts a retried attempt anew', () => {
+    seq = 0;
+    const r = new TranscriptRenderer({ width: 80 });
+    const base = { turn: 1, step: 1 };
+    r.render({ kind: 'event', event: ev('turn/start', { turn: 1 }) });
+    r.render({ kind: 'event', event: ev('step/start', base) });
+    const delta = (attempt: number, text: string, d: string, reset = false) =>
+      ({ kind: 'delta', ...base, attempt, text, delta: d, reset }) as const;
+    expect(r.renderDelta(delta(1, 'Hel', 'Hel'))).toBe('◆ Hel');
+    expect(r.activity).toEqual({ kind: 'model', text: 'Hel' });
+    expect(r.renderDelta(delta(1, 'Hello', 'lo'))).toBe('lo');
+    expect(r.renderDelta(delta(2, 'Hi', 'Hi', true))).toBe('\n◆ (attempt 2) Hi');
+    const answer = (text: string) =>
+      r.render({
+        kind: 'event',
+        event: ev('assistant/message', {
+          ...base,
+          message: { id: 'a', role: 'assistant', content: [{ type: 'text', text }] },
+        }),
+      });
+    expect(answer('Hi')).toEqual(['']);
+    // A step that was not streamed in full is printed as a block, after ending the open line.
+    r.render({ kind: 'event', event: ev('step/start', { turn: 1, step: 2 }) });
+    r.renderDelta({ ...delta(1, 'Par', 'Par'), step: 2 });
+    const lines = r.render({
+      kind: 'event',
+      event: ev('assistant/message', {
+        turn: 1,
+        step: 2,
+        message: { id: 'b', role: 'assistant', content: [{ type: 'text', text: 'Partly different' }] },
+      }),
+    });
+    expect(lines[0]).toBe('');
+    expect(lines.join('\n')).toContain('◆ Partly different');
+  });
+
   it('colours only when asked', () => {
     const r = new TranscriptRenderer({ color: true });
     const [line] = r

@@ -31,8 +31,10 @@ export interface AiSdkProviderOptions {
 /** Longest partial text carried in one heartbeat (heartbeat details are stored by the server). */
 const HEARTBEAT_TEXT_CHARS = 64 * 1024;
 export const DEFAULT_CHUNK_TIMEOUT_MS = 120_000;
-/** Heartbeats while a response streams: at least this often (liveness), and at every text delta (watchers). */
+/** Heartbeats while a response streams: at least this often (liveness)… */
 const HEARTBEAT_EVERY_MS = 1000;
+/** …and, while text arrives, at most this often (watchers read it; each beat encodes the text so far). */
+const STREAM_BEAT_MS = 100;
 
 export class AiSdkProvider implements ModelProvider {
   readonly name: AiSdkProviderName;
@@ -55,10 +57,25 @@ export class AiSdkProvider implements ModelProvider {
     let finishReason: string | undefined;
     const interrupted = (): ModelStepResult => ({ text, toolCalls: [], finish: 'stop', interrupted: true });
 
-    const beat = () =>
+    let lastBeat = 0;
+    let soon: ReturnType<typeof setTimeout> | undefined;
+    const beat = () => {
+      lastBeat = Date.now();
       ctx.heartbeat({
         partialText: text.length > HEARTBEAT_TEXT_CHARS ? text.slice(-HEARTBEAT_TEXT_CHARS) : text,
       });
+    };
+    /** A beat with the newest text within STREAM_BEAT_MS: one per interval, however many deltas arrive in it. */
+    const beatSoon = () => {
+      if (soon) return;
+      soon = setTimeout(
+        () => {
+          soon = undefined;
+          beat();
+        },
+        Math.max(0, lastBeat + STREAM_BEAT_MS - Date.now()),
+      );
+    };
     beat();
     const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
     try {
@@ -79,8 +96,8 @@ export class AiSdkProvider implements ModelProvider {
         switch (part.type) {
           case 'text-delta':
             text += part.text;
-            // Cheap: the SDK sends the latest details at most once per throttle interval (the worker's setting).
-            beat();
+            // The worker sends the latest details at most once per STREAM_THROTTLE; watchers read them.
+            beatSoon();
             break;
           case 'tool-call':
             if (!part.providerExecuted) toolCalls.push(fromSdkToolCall(part));
@@ -107,6 +124,7 @@ export class AiSdkProvider implements ModelProvider {
       throw modelFailure(err, this.labels, modelId);
     } finally {
       clearInterval(timer);
+      clearTimeout(soon);
     }
     if (ctx.signal.aborted) return interrupted();
     const finish = finishReason === 'length' ? 'max-tokens' : toolCalls.length ? 'tool-calls' : 'stop';

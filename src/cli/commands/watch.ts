@@ -1,6 +1,7 @@
 /**
  * `agent-sessions watch <id>`: prints the session's log so far and then follows new events live, rendered like the
- * `dev` chat, or one JSON event per line with `--json`. Ends when the session is disposed or on Ctrl-C.
+ * `dev` chat, or one JSON event per line with `--json`; with `--stream`, the running step's text as it is written.
+ * Ends when the session is disposed or on Ctrl-C.
  */
 import { setMaxListeners } from 'node:events';
 import { boolOpt, intOpt, positionals, sessionIdArg } from '../args';
@@ -12,19 +13,21 @@ import { useColor } from '../tty';
 export const watchCommand: Command = {
   name: 'watch',
   summary: 'print the session log and follow new events live (until disposed or Ctrl-C)',
-  usage: 'agent-sessions watch <id> [--json] [--after SEQ]',
+  usage: 'agent-sessions watch <id> [--stream] [--json] [--after SEQ]',
   details: [
     'options:',
     '  --json         one JSON event per line ({seq, type, time, data}) instead of the rendered transcript',
     '  --after SEQ    start after this seq (default: the whole log, then live)',
+    '  --stream       show the answer as the model writes it (with --json: `delta` lines too)',
   ].join('\n'),
-  options: { json: { type: 'boolean' }, after: { type: 'string' } },
+  options: { json: { type: 'boolean' }, after: { type: 'string' }, stream: { type: 'boolean' } },
   connects: true,
   async run(p) {
     const [id] = positionals(p, ['id']);
     const sessionId = sessionIdArg(id);
     const afterSeq = intOpt(p, 'after', -1) ?? -1;
     const json = boolOpt(p, 'json');
+    const stream = boolOpt(p, 'stream');
     const abort = new AbortController();
     // SessionClient.watch adds an abort listener per idle poll (removed only on abort): do not warn about it.
     setMaxListeners(0, abort.signal);
@@ -39,9 +42,15 @@ export const watchCommand: Command = {
           color: useColor(process.stdout),
           width: process.stdout.columns ?? 100,
         });
-        for await (const item of sessions.watch(sessionId, { afterSeq, signal: abort.signal })) {
+        const items = stream
+          ? sessions.stream(sessionId, { afterSeq, signal: abort.signal })
+          : sessions.watch(sessionId, { afterSeq, signal: abort.signal });
+        for await (const item of items) {
           if (json) {
             if (item.kind === 'event') out(JSON.stringify(item.event));
+            else if (item.kind === 'delta') out(JSON.stringify(item));
+          } else if (item.kind === 'delta') {
+            process.stdout.write(renderer.renderDelta(item));
           } else {
             for (const line of renderer.render(item)) out(line);
           }
