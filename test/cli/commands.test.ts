@@ -426,21 +426,23 @@ describe('a session driven by the CLI', () => {
 describe('approve and deny', () => {
   it('decide the tool calls that wait, and name a call that does not wait; state and events show them', async () => {
     const id = newId('cli-approve');
-    await sessions.start(id, {
-      model: {
-        provider: 'scripted',
-        steps: [
-          {
-            toolCalls: [
-              { name: 'echo', args: { text: 'one' } },
-              { name: 'echo', args: { text: 'two' } },
-            ],
-          },
-          { text: 'decided' },
+    const script = JSON.stringify([
+      {
+        toolCalls: [
+          { name: 'echo', args: { text: 'one' } },
+          { name: 'echo', args: { text: 'two' } },
         ],
       },
-      tools: ['echo'],
-      approvals: { tools: ['echo'] },
+      { text: 'decided' },
+    ]);
+    await expectUsageError(
+      ['start', id, '--script', script, '--approval-timeout', '5'],
+      /--approval-timeout needs --approvals/,
+    );
+    expect(
+      await run('start', id, '--script', script, '--tools', 'echo', '--approvals', 'echo'),
+    ).toMatchObject({
+      code: 0,
     });
     await sessions.followup(id, 'go');
     await waitUntil(

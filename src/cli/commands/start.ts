@@ -4,7 +4,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { z } from 'zod';
 import { issueField } from '../../domain/util';
 import { formatModelRef, ScriptedStepSchema, type ScriptedStep, type SessionConfig } from '../../domain/wire';
-import { parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
+import { intOpt, parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { CliError, UsageError } from '../errors';
@@ -13,7 +13,7 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS]',
   details: [
     'options:',
     '  --model M      scripted (default), local, or provider:model, provider one of openai, anthropic, openai-compatible, local',
@@ -21,6 +21,8 @@ export const startCommand: Command = {
     '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
     '  --system TEXT  system prompt',
     '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
+    '  --approvals LIST  tools whose calls wait for `agent-sessions approve|deny` (comma-separated, or * for all)',
+    '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
   ].join('\n'),
   options: {
     model: { type: 'string' },
@@ -28,6 +30,8 @@ export const startCommand: Command = {
     script: { type: 'string' },
     system: { type: 'string' },
     labels: { type: 'string' },
+    approvals: { type: 'string' },
+    'approval-timeout': { type: 'string' },
   },
   connects: true,
   async run(p) {
@@ -65,6 +69,17 @@ function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
   if (system !== undefined) config.system = system;
   const labels = stringOpt(p, 'labels');
   if (labels !== undefined) config.labels = labels.split(',').map((l) => l.trim());
+  const approvals = stringOpt(p, 'approvals');
+  const timeoutMs = intOpt(p, 'approval-timeout', 1);
+  if (timeoutMs !== undefined && approvals === undefined)
+    throw new UsageError(
+      '--approval-timeout needs --approvals (use --approvals "" to time out only the worker\'s)',
+    );
+  if (approvals !== undefined)
+    config.approvals = {
+      tools: approvals.trim() === '*' ? '*' : approvals.trim() ? parseTools(approvals) : [],
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    };
   return config;
 }
 
