@@ -115,6 +115,25 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
   }
 }
 
+/** A connection that counts its RPCs by method (a gRPC interceptor that only counts). */
+async function countingConnect(
+  address: string,
+): Promise<{ connection: Connection; counted: Record<string, number> }> {
+  const counted: Record<string, number> = {};
+  const connection = await Connection.connect({
+    address,
+    interceptors: [
+      (options, nextCall) => {
+        const method = options.method_definition.path.split('/').at(-1)!;
+        counted[method] = (counted[method] ?? 0) + 1;
+        // grpc-js accepts the next call itself; its typings ask for its InterceptingCall class.
+        return nextCall(options) as never;
+      },
+    ],
+  });
+  return { connection, counted };
+}
+
 /** The store of entries our sessions send by reference, shared by both workers as `createSessionWorker` does. */
 const benchEntries = new EntryStore();
 
@@ -377,19 +396,7 @@ async function mainGroups(
     if (phase('requests')) {
       const turns = quick ? 5 : 20;
       const pollEveryMs = 100;
-      const counted: Record<string, number> = {};
-      // Every RPC of this connection, by method (a gRPC interceptor that only counts).
-      const countingConnection = await Connection.connect({
-        address: server.address,
-        interceptors: [
-          (options, nextCall) => {
-            const method = options.method_definition.path.split('/').at(-1)!;
-            counted[method] = (counted[method] ?? 0) + 1;
-            // grpc-js accepts the next call itself; its typings ask for its InterceptingCall class.
-            return nextCall(options) as never;
-          },
-        ],
-      });
+      const { connection: countingConnection, counted } = await countingConnect(server.address);
       const caller = new SessionClient({ connection: countingConnection, taskQueue });
       const perTurn = async (how: 'poll' | 'ask') => {
         const id = `bench-requests-${how}-${Date.now()}`;
@@ -429,17 +436,7 @@ async function mainGroups(
     // ---- 2d. streaming: how late a watcher (SessionClient.stream) sees each word, and what watching costs ----
     if (phase('stream')) {
       const steps = quick ? 3 : 10;
-      const counted: Record<string, number> = {};
-      const countingConnection = await Connection.connect({
-        address: server.address,
-        interceptors: [
-          (options, nextCall) => {
-            const method = options.method_definition.path.split('/').at(-1)!;
-            counted[method] = (counted[method] ?? 0) + 1;
-            return nextCall(options) as never;
-          },
-        ],
-      });
+      const { connection: countingConnection, counted } = await countingConnect(server.address);
       const watcher = new SessionClient({ connection: countingConnection, taskQueue });
       const lags: number[] = [];
       let deltas = 0;
