@@ -74,6 +74,11 @@ const layers = [
     message: 'the CLI reaches the worker through its entry',
   },
   { files: ['src/testing/**/*.ts'], banned: ['cli'], message: 'the testing kit does not use the CLI' },
+  {
+    files: ['src/viewer/**/*.ts'],
+    banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
+    message: 'the viewer serves the client: it imports only domain, contract and the client',
+  },
 ].map(({ files, banned, message }) => ({
   files,
   rules: {
@@ -222,6 +227,24 @@ export default tseslint.config(
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
         URL: 'readonly',
+      },
+    },
+  },
+  {
+    // The viewer's page (src/viewer/page): ES modules in the browser, Preact + htm through the page's import map.
+    files: ['src/viewer/page/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
       },
     },
   },

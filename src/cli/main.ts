@@ -17,6 +17,7 @@ import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
 import { startCommand } from './commands/start';
+import { uiCommand } from './commands/ui';
 import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import { CONNECTION_HELP, CONNECTION_OPTIONS } from './connect';
@@ -39,6 +40,7 @@ const LIST: Command[] = [
   listCommand,
   usageCommand,
   watchCommand,
+  uiCommand,
   eventsCommand,
   stateCommand,
   transcriptCommand,

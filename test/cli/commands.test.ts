@@ -138,6 +138,12 @@ describe('bad arguments', () => {
       () => expectUsageError(['list', '--status', 'sleepy'], /invalid --status "sleepy"/),
       () => expectUsageError(['list', '--idle-for', '5 minutes'], /invalid --idle-for "5 minutes"/),
       () => expectUsageError(['ask', 's', 'hi', '--timeout', '0'], /invalid --timeout "0"/),
+      () => expectUsageError(['ui', '--token', 'short'], /--token: at least 16 characters/),
+      () =>
+        expectUsageError(
+          ['ui', '--token', 'same-token-0123456789', '--read-token', 'same-token-0123456789'],
+          /--read-token: must differ from the access token/,
+        ),
     ]);
   });
 

@@ -1,0 +1,361 @@
+/**
+ * The web session viewer's server (`agent-sessions ui`): the page (src/viewer/page, Preact + htm served from our
+ * own node_modules, nothing from a CDN) and a small JSON + Server-Sent Events API over SessionClient, on 127.0.0.1.
+ *
+ * Access: two tokens. The access token may do everything the page offers (send followup / steer / inject, approve
+ * or deny a tool call, cancel a turn); the read-only token may only watch. A browser presents a token once, in the
+ * URL the command prints (`/?token=…`); the server answers with an HttpOnly, SameSite=Strict cookie and a redirect to
+ * the same page without the token. Scripts may send `Authorization: Bearer <token>` instead. Requests whose Host is
+ * not the address the server listens on are refused (DNS rebinding), and so are writes whose Origin is another site.
+ * docs/decisions/2026-12-04-viewer.md.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { streamSSE } from 'hono/streaming';
+import { z } from 'zod';
+import {
+  ApprovalRefusedError,
+  DeliveryRejectedError,
+  InvalidInputError,
+  SessionDisposedError,
+  SessionNotFoundError,
+  type SessionClient,
+  type SessionListFilters,
+} from '../client';
+import { ApproveInputSchema, CancelInputSchema } from '../domain';
+
+export type ViewerRole = 'full' | 'read';
+
+export interface ViewerOptions {
+  sessions: SessionClient;
+  /** The access token: watch, send, approve, cancel. At least 16 characters. */
+  token: string;
+  /** A token that can only watch. At least 16 characters, different from `token`. */
+  readToken?: string;
+  /** Default 127.0.0.1. The viewer has no TLS: keep it on a loopback address. */
+  host?: string;
+  /** Default 4280; 0 picks a free port. */
+  port?: number;
+}
+
+export interface RunningViewer {
+  /** The page's address, without a token. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_VIEWER_PORT = 4280;
+const COOKIE = 'agent_sessions_ui';
+const MIN_TOKEN = 16;
+/** How long a silent live stream waits before an SSE comment, so proxies and browsers keep it open. */
+const KEEPALIVE_MS = 15_000;
+
+const PAGE_DIR = path.join(__dirname, 'page');
+/** The page's modules, from our own dependencies (an import map in index.html names them). */
+const VENDOR: Record<string, string> = {
+  'preact.mjs': path.join(path.dirname(require.resolve('preact')), 'preact.module.js'),
+  'preact-hooks.mjs': path.join(path.dirname(require.resolve('preact/hooks')), 'hooks.module.js'),
+  'htm.mjs': path.join(path.dirname(require.resolve('htm')), 'htm.module.js'),
+};
+const PAGE_FILES: Record<string, string> = {
+  'app.js': path.join(PAGE_DIR, 'app.js'),
+  'style.css': path.join(PAGE_DIR, 'style.css'),
+};
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+};
+
+const ListQuerySchema = z.strictObject({
+  status: z.enum(['idle', 'running', 'disposed']).optional(),
+  label: z.string().max(256).optional(),
+  pageToken: z.string().max(4096).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+});
+const SendBodySchema = z.strictObject({
+  lane: z.enum(['followup', 'steer', 'inject']),
+  content: z.string(),
+  id: z.string().optional(),
+});
+
+/** Checks the options; throws an Error naming the option and the limit. */
+export function validateViewerOptions(opts: Pick<ViewerOptions, 'token' | 'readToken' | 'port'>): void {
+  if (opts.token.length < MIN_TOKEN) throw new Error(`token: at least ${MIN_TOKEN} characters`);
+  if (opts.readToken !== undefined && opts.readToken.length < MIN_TOKEN)
+    throw new Error(`readToken: at least ${MIN_TOKEN} characters`);
+  if (opts.readToken !== undefined && opts.readToken === opts.token)
+    throw new Error('readToken: must differ from the access token');
+  if (opts.port !== undefined && (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535))
+    throw new Error('port: an integer from 0 to 65535');
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The HTTP status and message for an error of the client. */
+function failure(err: unknown): { status: 400 | 403 | 404 | 409 | 502; error: string; field?: string } {
+  if (err instanceof InvalidInputError) return { status: 400, error: err.message, field: err.field };
+  if (err instanceof SessionNotFoundError) return { status: 404, error: err.message };
+  if (err instanceof SessionDisposedError || err instanceof ApprovalRefusedError)
+    return { status: 409, error: err.message };
+  if (err instanceof DeliveryRejectedError) return { status: 409, error: err.message };
+  return { status: 502, error: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
+}
+
+function zodFailure(error: z.ZodError, what: string): { status: 400; error: string; field: string } {
+  const issue = error.issues[0]!;
+  const field = issue.path.length ? issue.path.join('.') : what;
+  return { status: 400, error: `${field}: ${issue.message}`, field };
+}
+
+type Env = { Variables: { role: ViewerRole } };
+
+/** The viewer's routes (exported for tests that call them without a socket). */
+export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Hono<Env> {
+  validateViewerOptions(opts);
+  const { sessions } = opts;
+  const page = loadPage();
+  const app = new Hono<Env>();
+
+  const roleOf = (token: string | undefined): ViewerRole | undefined => {
+    if (!token) return undefined;
+    if (sameSecret(token, opts.token)) return 'full';
+    if (opts.readToken !== undefined && sameSecret(token, opts.readToken)) return 'read';
+    return undefined;
+  };
+
+  app.use('*', async (c, next) => {
+    const host = c.req.header('host') ?? '';
+    if (!allowedHosts().includes(host)) return c.text(`host ${host || '(none)'} is not this viewer`, 403);
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('X-Frame-Options', 'DENY');
+    // The token arrives once in the page's URL: keep it as a cookie and take it out of the address bar.
+    const fromQuery = c.req.query('token');
+    if (fromQuery !== undefined && c.req.method === 'GET' && !c.req.path.startsWith('/api/')) {
+      const role = roleOf(fromQuery);
+      if (!role) return c.html(deniedPage('This token is not valid for this viewer.'), 401);
+      setCookie(c, COOKIE, fromQuery, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      return c.redirect(c.req.path, 303);
+    }
+    const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1];
+    const role = roleOf(bearer ?? getCookie(c, COOKIE));
+    if (!role) {
+      if (c.req.path.startsWith('/api/'))
+        return c.json({ error: 'no valid token: open the URL `agent-sessions ui` printed' }, 401);
+      return c.html(
+        deniedPage('Open the address that `agent-sessions ui` printed (it carries a token).'),
+        401,
+      );
+    }
+    if (c.req.method !== 'GET') {
+      const origin = c.req.header('origin');
+      if (origin !== undefined && !allowedHosts().some((h) => origin === `http://${h}`))
+        return c.json({ error: `origin ${origin} may not write here` }, 403);
+      if (role !== 'full')
+        return c.json({ error: 'this token can only watch: it cannot send, approve or cancel' }, 403);
+    }
+    c.set('role', role);
+    await next();
+  });
+
+  app.get('/', (c) => c.html(page.html, 200, { 'Content-Security-Policy': page.csp }));
+  app.get('/app.js', (c) => servePageFile(c, page.files, 'app.js'));
+  app.get('/style.css', (c) => servePageFile(c, page.files, 'style.css'));
+  app.get('/vendor/:file', (c) => servePageFile(c, page.vendor, c.req.param('file')));
+
+  app.get('/api/me', (c) => c.json({ role: c.get('role') }));
+
+  app.get('/api/sessions', async (c) => {
+    const q = ListQuerySchema.safeParse(c.req.query());
+    if (!q.success) {
+      const { status, ...body } = zodFailure(q.error, 'query');
+      return c.json(body, status);
+    }
+    const filters: SessionListFilters = { limit: q.data.limit ?? 50 };
+    if (q.data.status) filters.status = q.data.status;
+    if (q.data.label) filters.label = q.data.label;
+    if (q.data.pageToken) filters.pageToken = q.data.pageToken;
+    try {
+      return c.json(await sessions.list(filters));
+    } catch (err) {
+      const { status, ...body } = failure(err);
+      return c.json(body, status);
+    }
+  });
+
+  app.get('/api/sessions/:id', async (c) => {
+    const id = c.req.param('id');
+    try {
+      return c.json({ id, state: await sessions.state(id) });
+    } catch (err) {
+      const { status, ...body } = failure(err);
+      return c.json(body, status);
+    }
+  });
+
+  // The log so far, then every new event and the running step's text as it is written (SessionClient.stream), as
+  // Server-Sent Events: `item` (an event, inbox notification or delta; events carry their seq as the SSE id, so a
+  // reconnecting browser resumes after the last one), `end` (disposed), `failure` (the session cannot be read).
+  app.get('/api/sessions/:id/live', (c) => {
+    const id = c.req.param('id');
+    const resume = Number(c.req.header('last-event-id') ?? c.req.query('after') ?? -1);
+    const afterSeq = Number.isInteger(resume) && resume >= -1 ? resume : -1;
+    return streamSSE(c, async (stream) => {
+      const abort = new AbortController();
+      stream.onAbort(() => abort.abort());
+      const keepalive = setInterval(() => void stream.write(': keepalive\n\n'), KEEPALIVE_MS);
+      try {
+        await sessions.state(id);
+        for await (const item of sessions.stream(id, { afterSeq, signal: abort.signal })) {
+          await stream.writeSSE({
+            event: 'item',
+            data: JSON.stringify(item),
+            ...(item.kind === 'event' ? { id: String(item.event.seq) } : {}),
+          });
+        }
+        if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: '{}' });
+      } catch (err) {
+        if (!abort.signal.aborted)
+          await stream.writeSSE({ event: 'failure', data: JSON.stringify(failure(err)) });
+      } finally {
+        clearInterval(keepalive);
+      }
+    });
+  });
+
+  app.post('/api/sessions/:id/messages', async (c) => {
+    const body = SendBodySchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!body.success) {
+      const { status, ...rest } = zodFailure(body.error, 'body');
+      return c.json(rest, status);
+    }
+    const { lane, content, id: messageId } = body.data;
+    try {
+      const receipt = await sessions.deliver(c.req.param('id'), lane, {
+        content,
+        ...(messageId ? { id: messageId } : {}),
+      });
+      return c.json(receipt);
+    } catch (err) {
+      const { status, ...rest } = failure(err);
+      return c.json(rest, status);
+    }
+  });
+
+  app.post('/api/sessions/:id/approve', async (c) => {
+    const body = ApproveInputSchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!body.success) {
+      const { status, ...rest } = zodFailure(body.error, 'body');
+      return c.json(rest, status);
+    }
+    try {
+      const { callId, decision, reason } = body.data;
+      return c.json(await sessions.approve(c.req.param('id'), callId, decision, reason));
+    } catch (err) {
+      const { status, ...rest } = failure(err);
+      return c.json(rest, status);
+    }
+  });
+
+  app.post('/api/sessions/:id/cancel', async (c) => {
+    const body = CancelInputSchema.safeParse((await c.req.json().catch(() => undefined)) ?? {});
+    if (!body.success) {
+      const { status, ...rest } = zodFailure(body.error, 'body');
+      return c.json(rest, status);
+    }
+    try {
+      await sessions.cancel(c.req.param('id'), body.data);
+      return c.json({ cancelled: true });
+    } catch (err) {
+      const { status, ...rest } = failure(err);
+      return c.json(rest, status);
+    }
+  });
+
+  app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
+  return app;
+}
+
+interface PageFile {
+  body: string;
+  type: string;
+}
+
+interface Page {
+  html: string;
+  csp: string;
+  files: Record<string, PageFile>;
+  vendor: Record<string, PageFile>;
+}
+
+/** Reads the page and its modules once. Throws naming a missing file (a build without src/viewer/page). */
+function loadPage(): Page {
+  const read = (file: string): PageFile => ({
+    body: readFileSync(file, 'utf8'),
+    type: TYPES[path.extname(file)] ?? 'application/octet-stream',
+  });
+  const html = readFileSync(path.join(PAGE_DIR, 'index.html'), 'utf8');
+  // The import map is the page's only inline script: the Content-Security-Policy allows exactly it.
+  const importMap = /<script type="importmap">([\s\S]*?)<\/script>/.exec(html)?.[1];
+  if (importMap === undefined) throw new Error(`${PAGE_DIR}/index.html has no import map`);
+  const hash = createHash('sha256').update(importMap).digest('base64');
+  return {
+    html,
+    csp: [
+      "default-src 'self'",
+      `script-src 'self' 'sha256-${hash}'`,
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    files: Object.fromEntries(Object.entries(PAGE_FILES).map(([name, file]) => [name, read(file)])),
+    vendor: Object.fromEntries(Object.entries(VENDOR).map(([name, file]) => [name, read(file)])),
+  };
+}
+
+function servePageFile(c: Context, files: Record<string, PageFile>, name: string): Response {
+  const file = Object.hasOwn(files, name) ? files[name] : undefined;
+  if (!file) return c.text('not found', 404);
+  return c.body(file.body, 200, { 'Content-Type': file.type, 'Cache-Control': 'no-cache' });
+}
+
+function deniedPage(why: string): string {
+  return `<!doctype html><meta charset="utf-8"><title>agent-sessions viewer</title><p>${why}</p>`;
+}
+
+/** Starts the viewer; resolves once it listens. */
+export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
+  validateViewerOptions(opts);
+  const host = opts.host ?? '127.0.0.1';
+  let port = opts.port ?? DEFAULT_VIEWER_PORT;
+  const hosts = () => [`${host}:${port}`, ...(host === '127.0.0.1' ? [`localhost:${port}`] : [])];
+  const app = viewerApp(opts, hosts);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host}:${port}/`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Live streams stay open until their browser goes: end them.
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}
