@@ -20,6 +20,7 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
 import type { DataConverter, SearchAttributePair } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
 import {
   approveUpdate,
   cancelSignal,
@@ -70,6 +71,8 @@ import {
 } from './retry';
 import { DeltaFold, liveTextOf, type LiveText, type StreamItem } from './stream';
 import { WatchFold, type WatchItem } from './watch';
+
+const ACTIVITY_STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
 export * from './errors';
 export { DEFAULT_DELIVERY_RETRY, type DeliveryRetryPolicy } from './retry';
@@ -534,6 +537,9 @@ export class SessionClient {
     const { raw } = await this.query(sessionId, () => this.handle(sessionId).describe());
     for (const activity of raw.pendingActivities ?? []) {
       if (activity.activityType?.name !== 'modelStep') continue;
+      // Between attempts (a retry's backoff) the server shows the next attempt's number beside the failed attempt's
+      // last details: those are not the new attempt's text.
+      if (activity.state !== ACTIVITY_STARTED) continue;
       const payloads = activity.heartbeatDetails?.payloads;
       if (!payloads?.length) continue;
       // Details an earlier attempt left behind are not this attempt's text.

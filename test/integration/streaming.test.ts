@@ -1,10 +1,18 @@
 /**
  * Live text for watchers (SessionClient.stream) on the dev server: while a model step runs, a watcher sees its text
  * grow, with (turn, step, attempt) on each delta; one that joins mid-step gets the text so far first; the durable
- * answer is still the step's `assistant/message`, and streaming adds nothing to history.
+ * answer is still the step's `assistant/message`, and streaming adds nothing to history. When an attempt fails after
+ * writing part of its answer, the retry's text comes as a reset, and the durable answer is the retry's alone.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamItem, TextDelta } from '../../src/client';
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ModelProvider } from '../../src/activities/model';
+import { SessionClient, type StreamItem, type TextDelta } from '../../src/client';
+import { FailureTypes } from '../../src/contract';
+import { createSessionWorker } from '../../src/worker';
 import { newId, settle, startSessionTestEnv, type SessionTestEnv } from '../support/sessionEnv';
 
 let t: SessionTestEnv;
@@ -14,6 +22,30 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.teardown();
 });
+
+const FIRST_TRY = 'the first try writes this and then its connection drops';
+const SECOND_TRY = 'the second try writes the whole answer';
+
+/**
+ * A provider that writes word by word, as a streaming one does; its first attempt of each request fails retryably
+ * (as a dropped connection does) after writing half its words.
+ */
+const flakyStreamer: ModelProvider = {
+  name: 'openai-compatible',
+  async step(_input, ctx) {
+    const attempt = Context.current().info.attempt;
+    const words = (attempt === 1 ? FIRST_TRY : SECOND_TRY).match(/\S+\s*/g)!;
+    let shown = '';
+    for (const [k, word] of words.entries()) {
+      if (attempt === 1 && k === Math.floor(words.length / 2))
+        throw ApplicationFailure.create({ type: FailureTypes.ModelUnavailable, message: 'connection reset' });
+      shown += word;
+      ctx.heartbeat({ partialText: shown });
+      await ctx.sleep(300);
+    }
+    return { text: shown, toolCalls: [], finish: 'stop' };
+  },
+};
 
 const ANSWER = 'one two three four five six seven eight nine ten';
 
@@ -101,5 +133,49 @@ describe('streaming to watchers', () => {
     const [a, b] = [await modelPart(id), await modelPart(plain)];
     expect(a.types).toEqual(b.types);
     expect(a.bytes).toBe(b.bytes);
+  });
+
+  it('a retried attempt starts its text again: a reset delta with the new attempt, and only its answer is durable', async () => {
+    const taskQueue = `stream-retry-${randomUUID()}`;
+    const worker: Worker = await createSessionWorker({
+      connection: t.env.nativeConnection,
+      taskQueue,
+      // Sessions name one of the known providers; this worker answers `openai-compatible` with the flaky one.
+      providers: { 'openai-compatible': flakyStreamer },
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
+    const running = worker.run();
+    try {
+      const s = new SessionClient({ client: t.env.client, taskQueue });
+      const id = newId('stream-retry');
+      await s.start(id, { model: { provider: 'openai-compatible', model: 'words' } });
+      const abort = new AbortController();
+      const watching = collect(s.stream(id, { signal: abort.signal }));
+      await s.followup(id, 'write it');
+      const items = await watching;
+      abort.abort();
+
+      const deltas = items.filter((i): i is TextDelta => i.kind === 'delta');
+      const first = deltas.filter((d) => d.attempt === 1);
+      const second = deltas.filter((d) => d.attempt === 2);
+      expect(first.length).toBeGreaterThan(0);
+      expect(FIRST_TRY.startsWith(first.at(-1)!.text)).toBe(true);
+      // The retry's first delta says to drop what the watcher shows and carries the retry's text from its start.
+      expect(second[0]).toMatchObject({ turn: 1, step: 1, attempt: 2, reset: true });
+      expect(second[0]!.delta).toBe(second[0]!.text);
+      expect(second.slice(1).every((d) => !d.reset)).toBe(true);
+      expect(SECOND_TRY.startsWith(second.at(-1)!.text)).toBe(true);
+      expect(deltas.indexOf(second[0]!)).toBeGreaterThan(deltas.indexOf(first.at(-1)!));
+
+      const events = await settle(s, id);
+      const answers = events.filter((e) => e.type === 'assistant/message');
+      expect(answers).toHaveLength(1);
+      expect(answers[0]!.type === 'assistant/message' && answers[0]!.data.message.content[0]?.text).toBe(
+        SECOND_TRY,
+      );
+    } finally {
+      worker.shutdown();
+      await running;
+    }
   });
 });
