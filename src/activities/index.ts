@@ -31,6 +31,7 @@ import type {
   ToolExecResult,
   ToolSpec,
 } from './types';
+import { deliverScheduled } from './schedules';
 
 /** The model that answers a session naming none, when the worker names no default: the offline scripted model. */
 export const SCRIPTED_DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
@@ -78,6 +79,7 @@ const readContext: ContextReader = async (sessionId, runId, from, to) => {
 export const HEARTBEAT_EVERY_MS = 1000;
 
 export { GENUINE_ATTEMPTS } from './attempts';
+export type { ScheduledDelivery } from './schedules';
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = deps.transcripts ?? new TranscriptCache(readContext);
@@ -184,6 +186,9 @@ export function createActivities(deps: ActivityDeps) {
         )
         .map((c) => c.callId);
     },
+
+    /** One firing of a schedule: its followup, delivered (and the session started when absent). */
+    deliverScheduled,
 
     /**
      * One tool call; every tool failure is returned as data for the model to read. The call heartbeats every second

@@ -16,6 +16,7 @@ import { usageCommand } from './commands/usage';
 import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
+import { scheduleCommand } from './commands/schedule';
 import { startCommand } from './commands/start';
 import { uiCommand } from './commands/ui';
 import { watchCommand } from './commands/watch';
@@ -39,6 +40,7 @@ const LIST: Command[] = [
   disposeCommand,
   listCommand,
   usageCommand,
+  scheduleCommand,
   watchCommand,
   uiCommand,
   eventsCommand,

@@ -1,4 +1,5 @@
 /** Errors the SessionClient throws, small and named so callers can branch on them. */
+import { issueField } from '../domain/util';
 
 /**
  * The input failed validation — the client's before anything was sent, or the session's (an `InvalidPayload`
@@ -55,4 +56,14 @@ export class TurnWaitTimeoutError extends Error {
 /** An `approve` named a call that is not waiting for a decision (unknown, or already resolved another way). */
 export class ApprovalRefusedError extends Error {
   override name = 'ApprovalRefusedError';
+}
+
+/** The InvalidInputError of a zod failure: the first issue, its field named from `root`. */
+export function invalidInput(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  root: string,
+): InvalidInputError {
+  const first = issues[0];
+  const field = issueField([root, ...(first?.path ?? [])]);
+  return new InvalidInputError(field, `invalid ${root}: ${field}: ${first?.message ?? 'invalid'}`);
 }

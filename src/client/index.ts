@@ -17,7 +17,7 @@ import {
 } from '@temporalio/client';
 // Visibility's raw rows into the SDK's WorkflowExecutionInfo, as `client.workflow.list` does (it cannot resume a page).
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers';
-import type { DataConverter, SearchAttributePair } from '@temporalio/common';
+import type { DataConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
@@ -38,11 +38,10 @@ import {
   type EventsPage,
   type TranscriptView,
 } from '../contract';
-import { modelLabel, SEARCH_ATTRIBUTE_KEYS, SearchAttributes } from '../contract/searchAttributes';
+import { SEARCH_ATTRIBUTE_KEYS, SearchAttributes, sessionStartOptions } from '../contract/searchAttributes';
 import type { SessionEvent } from '../domain/events';
 import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
-import { issueField } from '../domain/util';
 import {
   ApproveInputSchema,
   CancelInputSchema,
@@ -59,6 +58,7 @@ import {
   ApprovalRefusedError,
   DeliveryRejectedError,
   InvalidInputError,
+  invalidInput,
   SessionDisposedError,
   SessionNotFoundError,
   TurnWaitTimeoutError,
@@ -69,12 +69,23 @@ import {
   deliveryFailureKind,
   type DeliveryRetryPolicy,
 } from './retry';
+import { SessionSchedules } from './schedules';
 import { DeltaFold, liveTextOf, type LiveText, type StreamItem } from './stream';
 import { WatchFold, type WatchItem } from './watch';
 
 const ACTIVITY_STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
 export * from './errors';
+export { sessionSummary } from '../contract/searchAttributes';
+export {
+  FollowupScheduleSchema,
+  OVERLAP_POLICIES,
+  ScheduleNotFoundError,
+  SessionSchedules,
+  type FollowupSchedule,
+  type FollowupScheduleOptions,
+  type OverlapPolicy,
+} from './schedules';
 export { DEFAULT_DELIVERY_RETRY, type DeliveryRetryPolicy } from './retry';
 export type { WatchItem } from './watch';
 export type { LiveText, StreamItem, TextDelta } from './stream';
@@ -114,6 +125,8 @@ export class SessionClient {
   private readonly deliveryRetry: DeliveryRetryPolicy;
   private registered: Promise<boolean> | undefined;
   private readonly warn: (message: string) => void;
+  /** Recurring followups to sessions (Temporal Schedules): create, list, describe, trigger, delete. */
+  readonly schedules: SessionSchedules;
 
   constructor(private readonly opts: SessionClientOptions) {
     if (!opts.client && !opts.connection) throw new Error('SessionClient needs a connection or a client');
@@ -131,6 +144,9 @@ export class SessionClient {
     this.workflowType = opts.workflowType ?? WORKFLOW_TYPE;
     this.deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.deliveryRetry };
     this.warn = opts.warn ?? ((m) => console.warn(m));
+    this.schedules = new SessionSchedules(this.client, this.taskQueue, this.workflowType, () =>
+      this.searchAttributesRegistered(),
+    );
   }
 
   /** Whether the namespace has the session search attributes registered (asked once per client). */
@@ -168,22 +184,10 @@ export class SessionClient {
    * static summary and details the Temporal UI shows (model, tools, hooks, labels — never the system prompt).
    */
   private async startOptions(config: SessionConfig) {
-    const { summary, details } = sessionSummary(config);
-    const base = { staticSummary: summary, staticDetails: details };
-    if (!(await this.searchAttributesRegistered())) return base;
-    return {
-      ...base,
-      typedSearchAttributes: [
-        { key: SearchAttributes.status, value: 'idle' },
-        { key: SearchAttributes.turn, value: 0 },
-        { key: SearchAttributes.pending, value: 0 },
-        { key: SearchAttributes.lastActivity, value: new Date() },
-        { key: SearchAttributes.model, value: modelLabel(config.model) },
-        { key: SearchAttributes.labels, value: config.labels ?? [] },
-        { key: SearchAttributes.inputTokens, value: 0 },
-        { key: SearchAttributes.outputTokens, value: 0 },
-      ] as SearchAttributePair[],
-    };
+    return sessionStartOptions(config, {
+      searchAttributes: await this.searchAttributesRegistered(),
+      now: new Date(),
+    });
   }
 
   // ---- starting ----
@@ -700,28 +704,6 @@ export interface UsageSummary {
   byModel: Record<string, { sessions: number; inputTokens: number; outputTokens: number }>;
 }
 
-/**
- * The static summary (one line) and details (Temporal markdown) a session starts with, for the Temporal UI: model,
- * tools, hooks and labels. Never the system prompt or messages: they may be confidential, and these are stored
- * outside the payloads a codec encrypts.
- */
-export function sessionSummary(config: SessionConfig): { summary: string; details: string } {
-  const model = modelLabel(config.model);
-  const list = (xs: readonly string[] | undefined) => (xs?.length ? xs.join(', ') : 'none');
-  const parts = [`agent session · ${model}`];
-  if (config.tools?.length) parts.push(`tools: ${config.tools.join(', ')}`);
-  if (config.labels?.length) parts.push(`labels: ${config.labels.join(', ')}`);
-  return {
-    summary: parts.join(' · '),
-    details: [
-      `**model** ${model}`,
-      `**tools** ${list(config.tools)}`,
-      `**hooks** ${list(config.hooks)}`,
-      `**labels** ${list(config.labels)}`,
-    ].join('\n'),
-  };
-}
-
 const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** The visibility query of `list`. */
@@ -775,11 +757,7 @@ function laneSignal(lane: Lane) {
   return LANE_SIGNALS[lane];
 }
 
-function invalid(issues: readonly { path: readonly PropertyKey[]; message: string }[], root: string) {
-  const first = issues[0];
-  const field = issueField([root, ...(first?.path ?? [])]);
-  return new InvalidInputError(field, `invalid ${root}: ${field}: ${first?.message ?? 'invalid'}`);
-}
+const invalid = invalidInput;
 
 /** Validates a message for a lane and assigns an id when it has none. Throws InvalidInputError. */
 function validMessage(lane: Lane, message: MessageArg): MessageInput & { id: string } {

@@ -18,6 +18,8 @@ import type {
 } from '../domain/wire';
 
 export const WORKFLOW_TYPE = 'agentSession';
+/** The workflow one firing of a schedule runs: it delivers the schedule's followup (src/workflows/scheduled.ts). */
+export const SCHEDULED_FOLLOWUP_WORKFLOW_TYPE = 'scheduledFollowup';
 export const DEFAULT_TASK_QUEUE = 'agent-sessions';
 
 // Signals, each with one JSON object argument. Their payloads are typed as `unknown` on the workflow side: a

@@ -4,7 +4,8 @@
  * registered; the workflow then upserts them at turn boundaries and status changes, never per event. A session
  * started without them (a server that does not register them) runs the same, without visibility. Sandbox-safe.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { modelLabel, type SessionConfig } from '../domain/wire';
 
 const CLI_TYPE: Record<SearchAttributeType, string> = {
   [SearchAttributeType.TEXT]: 'Text',
@@ -48,4 +49,52 @@ export const SEARCH_ATTRIBUTE_FLAGS: readonly string[] = SEARCH_ATTRIBUTE_KEYS.m
 );
 
 /** The model as the `AgentSessionModel` attribute shows it (also the key of the state's usage per model). */
-export { modelLabel } from '../domain/wire';
+export { modelLabel };
+
+/**
+ * The static summary (one line) and details (Temporal markdown) a session starts with, for the Temporal UI: model,
+ * tools, hooks and labels. Never the system prompt or messages: they may be confidential, and these are stored
+ * outside the payloads a codec encrypts.
+ */
+export function sessionSummary(config: SessionConfig): { summary: string; details: string } {
+  const model = modelLabel(config.model);
+  const list = (xs: readonly string[] | undefined) => (xs?.length ? xs.join(', ') : 'none');
+  const parts = [`agent session · ${model}`];
+  if (config.tools?.length) parts.push(`tools: ${config.tools.join(', ')}`);
+  if (config.labels?.length) parts.push(`labels: ${config.labels.join(', ')}`);
+  return {
+    summary: parts.join(' · '),
+    details: [
+      `**model** ${model}`,
+      `**tools** ${list(config.tools)}`,
+      `**hooks** ${list(config.hooks)}`,
+      `**labels** ${list(config.labels)}`,
+    ].join('\n'),
+  };
+}
+
+/**
+ * What a session starts with besides its config: the static summary and details, and — when the server has the
+ * session search attributes registered — their first values. The client and the schedule activity both use it.
+ */
+export function sessionStartOptions(
+  config: SessionConfig,
+  opts: { searchAttributes: boolean; now: Date },
+): { staticSummary: string; staticDetails: string; typedSearchAttributes?: SearchAttributePair[] } {
+  const { summary, details } = sessionSummary(config);
+  const base = { staticSummary: summary, staticDetails: details };
+  if (!opts.searchAttributes) return base;
+  return {
+    ...base,
+    typedSearchAttributes: [
+      { key: SearchAttributes.status, value: 'idle' },
+      { key: SearchAttributes.turn, value: 0 },
+      { key: SearchAttributes.pending, value: 0 },
+      { key: SearchAttributes.lastActivity, value: opts.now },
+      { key: SearchAttributes.model, value: modelLabel(config.model) },
+      { key: SearchAttributes.labels, value: config.labels ?? [] },
+      { key: SearchAttributes.inputTokens, value: 0 },
+      { key: SearchAttributes.outputTokens, value: 0 },
+    ] as SearchAttributePair[],
+  };
+}

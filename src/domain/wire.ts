@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { TurnEndReason } from './events';
-import { MessageInputSchema } from './messages';
+import { LIMITS, MessageInputSchema } from './messages';
 import { NameSchema } from './names';
 
 export const LANES = ['followup', 'steer', 'inject'] as const;
@@ -246,3 +246,39 @@ export function undecodableReason(value: unknown): string | undefined {
   const reason = (value as UndecodablePayload).$undecodablePayload;
   return typeof reason === 'string' ? reason : undefined;
 }
+
+/** A session id as Temporal workflow ids allow it here: printable ASCII without spaces, at most 255 characters. */
+export const SessionIdSchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters');
+
+/**
+ * Longest schedule id. A firing's workflow id, which is also its message's id, is `schedule:<id>-<scheduled time>`
+ * (Temporal appends the time): 9 + 96 + 21 characters fit the 128 of a message id.
+ */
+export const MAX_SCHEDULE_ID_CHARS = 96;
+export const SCHEDULE_WORKFLOW_ID_PREFIX = 'schedule:';
+
+export const ScheduleIdSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_SCHEDULE_ID_CHARS, `at most ${MAX_SCHEDULE_ID_CHARS} characters`)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits and . _ - only, starting with a letter or digit');
+
+/**
+ * The argument of one firing of a schedule (wire: the `scheduledFollowup` workflow's input): the prompt a session
+ * gets as a followup, and how to start the session when it does not exist. `searchAttributes` says whether the
+ * server had the session search attributes registered when the schedule was made.
+ */
+export const ScheduledFollowupSchema = z.strictObject({
+  scheduleId: ScheduleIdSchema,
+  sessionId: SessionIdSchema,
+  content: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(LIMITS.contentChars, `at most ${LIMITS.contentChars} characters`),
+  config: SessionConfigSchema.optional(),
+  workflowType: z.string().min(1).max(255).optional(),
+  searchAttributes: z.boolean().optional(),
+});
+export type ScheduledFollowup = z.infer<typeof ScheduledFollowupSchema>;

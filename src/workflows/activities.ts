@@ -81,3 +81,20 @@ export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHo
     nonRetryableErrorTypes,
   },
 });
+
+/**
+ * The delivery of a schedule's firing (src/workflows/scheduled.ts). Its message keeps its id across attempts, so
+ * retrying a delivery that reached the session is a duplicate; a session that refuses it (disposed, invalid config)
+ * fails the firing at once.
+ */
+export const scheduleActivities = proxyActivities<Pick<SessionActivities, 'deliverScheduled'>>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '30 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes,
+  },
+});

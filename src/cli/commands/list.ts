@@ -146,9 +146,9 @@ function optional<K extends string>(key: K, value: string | undefined): { [P in 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `90s`, `15m`, `2h`, `1d`, `500ms` → milliseconds; throws a UsageError naming the option. */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, option = '--idle-for'): number {
   const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
-  if (!m) throw new UsageError(`invalid --idle-for "${text}": a number with ms, s, m, h or d (e.g. 15m)`);
+  if (!m) throw new UsageError(`invalid ${option} "${text}": a number with ms, s, m, h or d (e.g. 15m)`);
   return Number(m[1]) * UNITS[m[2]!]!;
 }
 

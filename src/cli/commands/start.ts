@@ -4,35 +4,53 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { z } from 'zod';
 import { issueField } from '../../domain/util';
 import { formatModelRef, ScriptedStepSchema, type ScriptedStep, type SessionConfig } from '../../domain/wire';
-import { intOpt, parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
+import {
+  intOpt,
+  parseModel,
+  parseTools,
+  positionals,
+  sessionIdArg,
+  stringOpt,
+  type OptionSpec,
+} from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { CliError, UsageError } from '../errors';
+
+/** The options that make a session's config: `start`'s, and `schedule create`'s for a session it starts. */
+export const START_OPTIONS = {
+  model: { type: 'string' },
+  tools: { type: 'string' },
+  script: { type: 'string' },
+  system: { type: 'string' },
+  labels: { type: 'string' },
+  approvals: { type: 'string' },
+  'approval-timeout': { type: 'string' },
+} as const satisfies OptionSpec;
+
+const startHelpLines = [
+  '  --model M      scripted (default), local, or provider:model, provider one of openai, anthropic, openai-compatible, local',
+  '  --tools LIST   comma-separated tool names registered on the worker (e.g. echo,sleep,emit_context)',
+  '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
+  '  --system TEXT  system prompt',
+  '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
+  '  --approvals LIST  tools whose calls wait for `agent-sessions approve|deny` (comma-separated, or * for all)',
+  '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
+];
+
+/** `start`'s options as help lines under a heading (for `schedule create`). */
+export const startOptionsHelp = [
+  'start options (the config of a session a firing starts):',
+  ...startHelpLines,
+].join('\n');
 
 export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
     'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS]',
-  details: [
-    'options:',
-    '  --model M      scripted (default), local, or provider:model, provider one of openai, anthropic, openai-compatible, local',
-    '  --tools LIST   comma-separated tool names registered on the worker (e.g. echo,sleep,emit_context)',
-    '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
-    '  --system TEXT  system prompt',
-    '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
-    '  --approvals LIST  tools whose calls wait for `agent-sessions approve|deny` (comma-separated, or * for all)',
-    '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
-  ].join('\n'),
-  options: {
-    model: { type: 'string' },
-    tools: { type: 'string' },
-    script: { type: 'string' },
-    system: { type: 'string' },
-    labels: { type: 'string' },
-    approvals: { type: 'string' },
-    'approval-timeout': { type: 'string' },
-  },
+  details: ['options:', ...startHelpLines].join('\n'),
+  options: START_OPTIONS,
   connects: true,
   async run(p) {
     const [id] = positionals(p, ['id']);
@@ -53,7 +71,8 @@ export const startCommand: Command = {
   },
 };
 
-function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
+/** The session config of `start`'s options (also what `schedule create` starts an absent session with). */
+export function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
   const config: SessionConfig = {};
   const model = stringOpt(p, 'model');
   const script = stringOpt(p, 'script');
