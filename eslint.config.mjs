@@ -42,7 +42,7 @@ const ourFolders = (names) => `^(\\.\\./)+(${names.join('|')})(/|$)`;
 
 /**
  * The layers between folders (STYLE.md "Import rules"), lowest first: domain; contract; activities; worker; client;
- * testing and cli on top. A folder imports only lower ones, and the worker and the client only through their
+ * testing, mcp and cli on top. A folder imports only lower ones, and the worker and the client only through their
  * public entries (`index.ts`; the worker's light `config.ts`); workflow code only as types, the worker passes its
  * path. Together with import-x/no-cycle this keeps folders from importing each other both ways.
  */
@@ -74,6 +74,11 @@ const layers = [
     message: 'the CLI reaches the worker through its entry',
   },
   { files: ['src/testing/**/*.ts'], banned: ['cli'], message: 'the testing kit does not use the CLI' },
+  {
+    files: ['src/mcp/**/*.ts'],
+    banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
+    message: 'the MCP server drives sessions through the client (and reads domain and contract)',
+  },
 ].map(({ files, banned, message }) => ({
   files,
   rules: {
