@@ -244,6 +244,44 @@ describe('agent-sessions mcp over stdio', () => {
     });
   });
 
+  it('waits for the turn running now, and answers with its last assistant text even when that came before the wait', async () => {
+    const id = newId('mcp-current');
+    await ok('start_session', {
+      sessionId: id,
+      config: {
+        tools: ['sleep'],
+        model: {
+          provider: 'scripted',
+          steps: [
+            { text: 'looking it up', toolCalls: [{ name: 'sleep', args: { ms: 600_000, graceful: true } }] },
+          ],
+        },
+      },
+    });
+    await ok('followup', { sessionId: id, message: { content: 'look it up' } });
+    const call = await until(
+      async () =>
+        (await ok<{ events: SessionEvent[] }>('events', { sessionId: id, limit: 1000 })).events.find(
+          (e) => e.type === 'tool/call',
+        ),
+      (e) => e !== undefined,
+      'the tool call',
+    );
+    // Without afterSeq: the turn running now, which does not end by itself.
+    expect(await ok('wait_for_turn', { sessionId: id, timeoutMs: 50 })).toMatchObject({
+      status: 'timeout',
+      turn: 1,
+      sessionStatus: 'running',
+    });
+    await ok('cancel', { sessionId: id });
+    expect(await ok('wait_for_turn', { sessionId: id, afterSeq: call!.seq })).toMatchObject({
+      status: 'ended',
+      turn: 1,
+      reason: { kind: 'aborted' },
+      answer: 'looking it up',
+    });
+  });
+
   it('cancels a running turn, disposes the session, and refuses messages after', async () => {
     const id = newId('mcp-cancel');
     await ok('start_session', {
