@@ -42,7 +42,7 @@ const ourFolders = (names) => `^(\\.\\./)+(${names.join('|')})(/|$)`;
 
 /**
  * The layers between folders (STYLE.md "Import rules"), lowest first: domain; contract; activities; worker; client;
- * testing and cli on top. A folder imports only lower ones, and the worker and the client only through their
+ * testing, mcp and cli on top. A folder imports only lower ones, and the worker and the client only through their
  * public entries (`index.ts`; the worker's light `config.ts`); workflow code only as types, the worker passes its
  * path. Together with import-x/no-cycle this keeps folders from importing each other both ways.
  */
@@ -78,6 +78,11 @@ const layers = [
     files: ['src/viewer/**/*.ts'],
     banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
     message: 'the viewer serves the client: it imports only domain, contract and the client',
+  },
+  {
+    files: ['src/mcp/**/*.ts'],
+    banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
+    message: 'the MCP server drives sessions through the client (and reads domain and contract)',
   },
 ].map(({ files, banned, message }) => ({
   files,

@@ -1,6 +1,6 @@
 /**
  * The package's main entry for services, listed by name (no `export *`: what is public is what this file names).
- * The client and its errors; the worker factory and its configuration helpers; tools, hooks and model providers;
+ * The client and its errors; the sessions MCP server; the worker factory and its configuration helpers; tools, hooks and model providers;
  * the wire names (workflow type, failure types, error codes); and the domain's wire types and schemas callers pass
  * or read. The session's internals (SessionCore, the inbox fold, the loop) are not part of it. Workflow code lives
  * in `agent-sessions/workflows` (src/workflows), bundled by the worker, never imported here; the testing kit is
@@ -24,6 +24,13 @@ export {
   SessionNotFoundError,
   DeliveryRejectedError,
 } from './client';
+
+// ---- sessions as an MCP server (docs/mcp-server.md) ----
+export { createSessionsMcpServer, toolError, MAX_TURN_WAIT_MS, DEFAULT_TURN_WAIT_MS } from './mcp/server';
+export type { SessionsMcpServerOptions } from './mcp/server';
+export { serveSessionsMcpHttp, randomToken, MCP_HTTP_PATH } from './mcp/http';
+export type { SessionsMcpHttpOptions, SessionsMcpHttpServer } from './mcp/http';
+export type { TurnWaitResult } from './mcp/turnWait';
 
 // ---- the worker ----
 export {

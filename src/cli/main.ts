@@ -12,6 +12,7 @@ import { cancelCommand, disposeCommand } from './commands/cancel';
 import { codecServerCommand } from './commands/codec-server';
 import { laneCommand } from './commands/deliver';
 import { listCommand } from './commands/list';
+import { mcpCommand } from './commands/mcp';
 import { usageCommand } from './commands/usage';
 import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
@@ -49,6 +50,7 @@ const LIST: Command[] = [
   historyCommand,
   replayCommand,
   codecServerCommand,
+  mcpCommand,
 ];
 
 export const COMMANDS: Record<string, Command> = Object.fromEntries(LIST.map((c) => [c.name, c]));

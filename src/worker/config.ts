@@ -45,6 +45,8 @@ export const ENV_VARS = {
     'access token of `agent-sessions ui` (watch, send, approve, cancel), at least 16 characters; default a new one per run',
   AGENT_SESSIONS_UI_READ_TOKEN:
     'read-only token of `agent-sessions ui` (watch only), at least 16 characters; default a new one per run',
+  AGENT_SESSIONS_MCP_TOKEN:
+    'bearer token of `agent-sessions mcp --http`, at least 16 characters; default a new one per run, printed to stderr',
   AGENT_SESSIONS_SESSION: 'session id of the `agent-sessions dev` chat (default "demo")',
   AGENT_SESSIONS_DEMO_MODEL:
     'model of a new `agent-sessions dev` demo session: "scripted", "local", "provider:model", or an OpenAI model name used when OPENAI_API_KEY is set (default gpt-4o-mini with a key, else the local model when installed, else scripted)',
