@@ -19,6 +19,7 @@ import {
   CancelInputSchema,
   EventsQuerySchema,
   SessionConfigSchema,
+  SessionIdSchema as WireSessionIdSchema,
   type Lane,
   type SessionConfig,
 } from '../domain/wire';
@@ -32,12 +33,7 @@ export const DEFAULT_TURN_WAIT_MS = 30_000;
 export const DEFAULT_MCP_EVENTS_LIMIT = 100;
 
 /** A Temporal workflow id as sessions use it: printable ASCII without spaces, 1–255 characters. */
-const SessionIdSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(255, 'at most 255 characters')
-  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
-  .describe('the session id (its Temporal workflow id)');
+const SessionIdSchema = WireSessionIdSchema.describe('the session id (its Temporal workflow id)');
 
 /** Tool inputs are strict, like the wire: an unknown argument is refused, not ignored. */
 const sessionOnly = z.strictObject({ sessionId: SessionIdSchema });
