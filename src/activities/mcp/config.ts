@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { describeZodIssue } from '../../domain/util';
+import { describeZodIssue, issueField } from '../../domain/util';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from './names';
 
 const Ms = z.number().int().min(1).max(86_400_000);
@@ -47,18 +47,35 @@ export const HttpServerSchema = z.strictObject({
   ...Common,
 });
 
-export const McpServerSchema = z.union([StdioServerSchema, HttpServerSchema], {
-  error: 'expected a stdio server {command, args?, env?, cwd?} or an HTTP server {url, headers?}',
-});
-export type McpServerConfig = z.infer<typeof McpServerSchema>;
-
-export const McpServersSchema = z.record(
-  z.string().regex(SERVER_NAME_PATTERN, `server names are ${SERVER_NAME_RULE}`),
-  McpServerSchema,
-);
+export type McpServerConfig = z.infer<typeof StdioServerSchema> | z.infer<typeof HttpServerSchema>;
 export type McpServers = Record<string, McpServerConfig>;
 
-export const McpFileSchema = z.strictObject({ mcpServers: McpServersSchema });
+const ServerName = z.string().regex(SERVER_NAME_PATTERN, `server names are ${SERVER_NAME_RULE}`);
+
+/** The file's shape; each server is checked by {@link resolveMcpServers} (by its kind, so errors are precise). */
+export const McpFileSchema = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) });
+
+/** One server, checked against the schema its kind selects (`command`: stdio, `url`: HTTP); errors name the field. */
+function parseServer(value: unknown, field: string): McpServerConfig {
+  const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+  const schema =
+    isObject && 'command' in value
+      ? StdioServerSchema
+      : isObject && 'url' in value
+        ? HttpServerSchema
+        : undefined;
+  if (!schema)
+    throw new Error(
+      `invalid ${field}: expected a stdio server {command, args?, env?, cwd?} or an HTTP server {url, headers?}`,
+    );
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const at = issue.path.length ? `${field}.${issueField(issue.path)}` : field;
+    throw new Error(`invalid ${at}: ${issue.message}`);
+  }
+  return parsed.data;
+}
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -81,11 +98,14 @@ export function resolveMcpServers(
   env: NodeJS.ProcessEnv = process.env,
   where = 'mcpServers',
 ): McpServers {
-  const parsed = McpServersSchema.safeParse(servers);
-  if (!parsed.success) throw new Error(`invalid ${describeZodIssue(parsed.error.issues, where)}`);
+  if (servers === null || typeof servers !== 'object' || Array.isArray(servers))
+    throw new Error(`invalid ${where}: expected an object of servers by name`);
   const out: McpServers = {};
-  for (const [name, server] of Object.entries(parsed.data)) {
+  for (const [name, value] of Object.entries(servers)) {
     const field = `${where}.${name}`;
+    if (!ServerName.safeParse(name).success)
+      throw new Error(`invalid ${field}: server names are ${SERVER_NAME_RULE}`);
+    const server = parseServer(value, field);
     const values = (record: Record<string, string> | undefined, key: string) =>
       record &&
       Object.fromEntries(
@@ -113,5 +133,9 @@ export function mcpServersFromFile(path: string, env: NodeJS.ProcessEnv = proces
   }
   const parsed = McpFileSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${where}: invalid ${describeZodIssue(parsed.error.issues, 'file')}`);
-  return resolveMcpServers(parsed.data.mcpServers, env, `${where}: mcpServers`);
+  try {
+    return resolveMcpServers(parsed.data.mcpServers, env);
+  } catch (err) {
+    throw new Error(`${where}: ${(err as Error).message}`);
+  }
 }
