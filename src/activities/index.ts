@@ -2,9 +2,11 @@
  * The session's activities, built by a factory over their dependencies (STYLE.md 10): the workflow proxies
  * `ReturnType<typeof createActivities>` through a type-only import. Everything here may do I/O.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
+import type { ToolsOffered } from '../domain/events';
 import { toBlocks } from '../domain/messages';
 import type { ModelSpec } from '../domain/wire';
 import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
@@ -143,7 +145,8 @@ export function createActivities(deps: ActivityDeps) {
           ? { ...details, ...where }
           : details,
       );
-    return provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    const result = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
   }
 
   return {
@@ -246,6 +249,12 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type SessionActivities = ReturnType<typeof createActivities>;
+
+/** What a model request offered: the tools' names and a short hash of their definitions as the model saw them. */
+export function toolsOffered(specs: readonly ToolSpec[]): ToolsOffered {
+  const hash = createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+  return { names: specs.map((s) => s.name), hash };
+}
 
 function registered(hooks: HookRegistry, name: string) {
   const hook = hooks.get(name);

@@ -219,6 +219,14 @@ describe('MCP tools', () => {
     );
     const events = await runCalls('mcp-added', ['mcp:fix'], [{ name: 'fix__added_later' }]);
     expect(t.recorder.requests('mcp-added')[0]!.toolSpecs.map((s) => s.name)).toContain('fix__added_later');
+    // Each session's log says which definitions its model saw: the names, and a hash of the definitions.
+    const offered = (id: string, log: SessionEvent[]) =>
+      log.flatMap((e) => (e.type === 'assistant/message' ? [e.data.tools] : []))[0];
+    const before = offered('mcp-add', await settle(t.sessions(), 'mcp-add'));
+    const after = offered('mcp-added', events);
+    expect(before?.names).toEqual(['fix__add_tool']);
+    expect(after?.names).toContain('fix__added_later');
+    expect(after?.hash).toMatch(/^[0-9a-f]{16}$/);
     expect(text(results(events)[0])).toBe('added_later ran');
   });
 
