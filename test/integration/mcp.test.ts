@@ -13,7 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { exportHistory, replayHistories } from '../../src/testing';
 import type { SessionEvent } from '../../src/domain/events';
 import { eventually } from '../support/eventually';
 import { settle, startSessionTestEnv, type SessionTestEnv } from '../support/sessionEnv';
@@ -250,11 +251,25 @@ describe('MCP tools', () => {
     const events = await settle(s, id);
     expect(turnEnds(events)).toEqual([{ kind: 'aborted', reason: { kind: 'user' } }]);
     expect(results(events)).toHaveLength(1);
+    expect(results(events)[0]?.error?.code).toBe('ABORTED');
     await eventually(
       () => Promise.resolve(existsSync(path.join(stateOf('fix'), 'cancelled-c1'))),
       Boolean,
       'the server to record the cancellation',
       20_000,
     );
+  });
+
+  it('the histories of these sessions replay with the current code, and replay calls no MCP server', async () => {
+    const dir = path.join(tmp, 'histories');
+    for (const id of ['mcp-fs', 'mcp-crash', 'mcp-late', 'mcp-cancel'])
+      await exportHistory(t.env.client, id, path.join(dir, `${id}.json`));
+    const answered = () => readdirSync(stateOf('crashy')).filter((f) => f.startsWith('answered-')).length;
+    const before = answered();
+    const summary = await replayHistories(dir, {
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
+    expect(summary.replayed).toBe(4);
+    expect(answered()).toBe(before);
   });
 });

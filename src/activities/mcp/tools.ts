@@ -196,7 +196,9 @@ export class McpTools {
           runtime.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }),
       });
     } catch (err) {
-      if (runtime.signal.aborted) throw err;
+      // A cancelled call reports the activity's own cancellation, as a native tool's does (the SDK rejects with an
+      // McpError wrapping it, after sending notifications/cancelled).
+      if (runtime.signal.aborted) throw runtime.signal.reason instanceof Error ? runtime.signal.reason : err;
       if (err instanceof McpUnavailableError) throw unavailable(err);
       return failed({
         code: ErrorCodes.ToolFailed,
