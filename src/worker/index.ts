@@ -286,6 +286,8 @@ export async function runWorkerFromEnv(
   address?: string,
 ): Promise<void> {
   const config = loadConfig(env);
+  // Read before anything opens a connection, so a bad file stops the worker at once.
+  const mcpServers = config.mcpFile ? mcpServersFromFile(config.mcpFile, env) : {};
   const target = address ?? config.address;
   if (!target)
     throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
@@ -300,7 +302,6 @@ export async function runWorkerFromEnv(
   const connection = await connectWorker(config, target);
   const models = modelsFromConfig(config);
   const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
-  const mcpServers = config.mcpFile ? mcpServersFromFile(config.mcpFile, env) : {};
   const worker = await createSessionWorker({
     connection,
     namespace: config.namespace,
