@@ -231,7 +231,7 @@ describe('MCP tools', () => {
     expect(text(results(events)[0])).toBe('added_later ran');
   });
 
-  it('a cancel during a long MCP call reaches the server as notifications/cancelled', async () => {
+  it('a long MCP call heartbeats its progress; a cancel reaches the server as notifications/cancelled', async () => {
     const s = t.sessions();
     const id = 'mcp-cancel';
     await s.start(id, {
@@ -246,6 +246,17 @@ describe('MCP tools', () => {
       () => Promise.resolve(existsSync(path.join(stateOf('fix'), 'slow-started-c1'))),
       Boolean,
       'the slow call to start on the server',
+    );
+    // The server's progress notifications reach the activity's heartbeat details (the Temporal UI shows them).
+    await eventually(
+      async () => {
+        const data = (await s.handle(id).describe()).raw.pendingActivities?.[0]?.heartbeatDetails
+          ?.payloads?.[0]?.data;
+        return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { progress?: number }) : {};
+      },
+      (details) => (details.progress ?? 0) >= 2,
+      'a heartbeat with the progress the server reported',
+      20_000,
     );
     await s.cancel(id);
     const events = await settle(s, id);
