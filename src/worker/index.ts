@@ -78,6 +78,11 @@ export interface SessionWorkerOptions {
    * The worker closes the connections (stopping stdio servers) when it stops running.
    */
   mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * The worker's MCP tools already built (`new McpTools(servers)`), instead of `mcpServers`: for callers that list
+   * its tools themselves (the `dev` demo). The caller closes it.
+   */
+  mcpTools?: McpTools;
   /** Hooks sessions may select by name (function, HTTP or command hooks). */
   hooks?: HookDefinition[];
   /** Model providers by name besides `scripted` (see `providersFromConfig`). */
@@ -150,10 +155,11 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
   }
   const entries = opts.entryStore ?? new EntryStore();
   const tools = new ToolRegistry(opts.tools ?? []);
-  const mcp =
+  const ownMcp =
     opts.mcpServers && Object.keys(opts.mcpServers).length
       ? new McpTools(resolveMcpServers(opts.mcpServers), tools.names())
       : undefined;
+  const mcp = ownMcp ?? opts.mcpTools;
   const activities = createActivities({
     entries,
     tools,
@@ -216,10 +222,10 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     sinks: { ...workerOptions.sinks, ...telemetry.sinks, ...transcriptRefSinks(entries) },
     ...(converter ? { dataConverter: converter } : {}),
   });
-  if (mcp) {
+  if (ownMcp) {
     // MCP connections (and the stdio servers' processes) live as long as the worker runs.
     const run = worker.run.bind(worker);
-    worker.run = () => run().finally(() => mcp.close());
+    worker.run = () => run().finally(() => ownMcp.close());
   }
   return worker;
 }
