@@ -7,7 +7,7 @@
  * what the model was sent, and on what the servers saw (a cancellation, a restart, a header).
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,26 +28,44 @@ let tmp: string;
 let allowed: string;
 let http: Server;
 const seenAuthorization: string[] = [];
+/** How many more `tools/call` requests the HTTP server answers 503 (a server failing, then back or not). */
+let failCalls = 0;
 
-/** The streamable-HTTP server: stateless, a fresh McpServer per request; records the Authorization it gets. */
+/** The streamable-HTTP server (stateless: one McpServer per request); records the Authorization it gets. */
 async function startHttpServer(): Promise<string> {
   http = createServer((req: IncomingMessage, res) => {
     seenAuthorization.push(String(req.headers.authorization));
-    const server = new McpServer({ name: 'web', version: '1.0.0' });
-    server.registerTool(
-      'whoami',
-      { description: 'Says which Authorization header the request carried.', inputSchema: {} },
-      () => ({ content: [{ type: 'text', text: `authorization: ${String(req.headers.authorization)}` }] }),
-    );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    void server.connect(transport).then(() => transport.handleRequest(req, res));
+    void readBody(req).then((body) => serveMcp(req, res, body));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  let text = '';
+  for await (const chunk of req) text += String(chunk);
+  return text ? (JSON.parse(text) as unknown) : undefined;
+}
+
+/** One request: a fresh McpServer with `whoami`, or 503 for a `tools/call` while `failCalls` says so. */
+function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  if ((body as { method?: string } | undefined)?.method === 'tools/call' && failCalls > 0) {
+    failCalls -= 1;
+    res.writeHead(503).end('unavailable for a moment');
+    return;
+  }
+  const server = new McpServer({ name: 'web', version: '1.0.0' });
+  server.registerTool(
+    'whoami',
+    { description: 'Says which Authorization header the request carried.', inputSchema: {} },
+    () => ({ content: [{ type: 'text', text: `authorization: ${String(req.headers.authorization)}` }] }),
+  );
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  void server.connect(transport).then(() => transport.handleRequest(req, res, body));
 }
 
 const stateOf = (name: string) => path.join(tmp, `state-${name}`);
@@ -190,6 +208,20 @@ describe('MCP tools', () => {
     const files = readdirSync(stateOf('crashy'));
     expect(files.filter((f) => f.startsWith('started-'))).toHaveLength(2);
     expect(files.filter((f) => f.startsWith('answered-'))).toHaveLength(1);
+  });
+
+  it('an HTTP server failing a call is called again on a new connection; one that stays down is MCP_SERVER_UNAVAILABLE', async () => {
+    failCalls = 1;
+    let events = await runCalls('mcp-http-retry', ['mcp:web'], [{ name: 'web__whoami' }]);
+    expect(results(events)).toHaveLength(1);
+    expect(text(results(events)[0])).toBe('authorization: Bearer token-from-the-environment');
+    failCalls = 100;
+    events = await runCalls('mcp-http-down', ['mcp:web'], [{ name: 'web__whoami' }]);
+    failCalls = 0;
+    const [r] = results(events);
+    expect(results(events)).toHaveLength(1);
+    expect(r?.error?.code).toBe('MCP_SERVER_UNAVAILABLE');
+    expect(r?.error?.message).toContain('MCP server "web" is unavailable');
   });
 
   it('a server down at worker start: its tools are refused with a clear error until it is back', async () => {
