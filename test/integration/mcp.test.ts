@@ -92,6 +92,7 @@ beforeAll(async () => {
       fix: fixture('fix'),
       crashy: fixture('crashy'),
       late: fixture('late', { FIXTURE_REQUIRE_FILE: path.join(tmp, 'late-ready') }),
+      collide: fixture('collide', { FIXTURE_COLLIDE: '1' }),
       web: { url, headers: { Authorization: 'Bearer ${MCP_TEST_TOKEN}' } },
     },
   });
@@ -242,6 +243,18 @@ describe('MCP tools', () => {
     events = await settle(s, id, 2);
     expect(turnEnds(events)[1]).toEqual({ kind: 'completed' });
     expect(text(results(events)[0])).toBe('echo: hi');
+  });
+
+  it('a server listing two tools with one model-visible name is refused, naming both', async () => {
+    const events = await runCalls(
+      'mcp-collide',
+      ['mcp:collide'],
+      [{ name: 'collide__echo', args: { text: 'x' } }],
+    );
+    const [end] = turnEnds(events);
+    expect(end).toMatchObject({ kind: 'error', error: { code: 'MCP_SERVER_UNAVAILABLE' } });
+    expect(JSON.stringify(end)).toContain('collide/dot.name and collide/dot_name → collide__dot_name');
+    expect(results(events)).toEqual([]);
   });
 
   it('tools/list is refreshed on list_changed: a later session sees a tool the server added', async () => {

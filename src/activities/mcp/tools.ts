@@ -129,6 +129,7 @@ export class McpTools {
       index = await this.tools(sel.server);
     } catch (err) {
       const failure = ApplicationFailure.fromError(err);
+      if (failure.nonRetryable) throw failure; // colliding names: not a matter of waiting
       throw ApplicationFailure.create({
         type: FailureTypes.McpServerUnavailable,
         nonRetryable: true,
