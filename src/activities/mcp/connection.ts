@@ -40,10 +40,6 @@ export class McpConnection {
   private tools: Promise<Tool[]> | undefined;
   private stderr = '';
   private closed = false;
-  /** How many times the tool list was (re)loaded from the server; tests and logs read it. */
-  listLoads = 0;
-  /** How many connections were opened (a reconnect counts). */
-  opens = 0;
 
   constructor(
     readonly name: string,
@@ -82,7 +78,6 @@ export class McpConnection {
         { cause: err },
       );
     }
-    this.opens += 1;
     this.client = client;
     this.tools = undefined;
     return client;
@@ -143,7 +138,6 @@ export class McpConnection {
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor);
-      this.listLoads += 1;
       return tools;
     } catch (err) {
       throw this.failure(err, client);

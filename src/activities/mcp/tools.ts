@@ -46,10 +46,7 @@ export class McpTools {
   /**
    * Throws when a native tool's name could collide with an MCP tool's (`<server>__…` of a configured server).
    */
-  constructor(
-    servers: McpServers,
-    private readonly nativeNames: readonly string[] = [],
-  ) {
+  constructor(servers: McpServers, nativeNames: readonly string[] = []) {
     for (const [name, config] of Object.entries(servers))
       this.connections.set(name, new McpConnection(name, config));
     const clash = nativeNames.find((n) => {
@@ -65,11 +62,6 @@ export class McpTools {
   /** The configured server names. */
   servers(): string[] {
     return [...this.connections.keys()].sort();
-  }
-
-  /** The connection of a server (tests and the demo read its counters). */
-  connection(server: string): McpConnection | undefined {
-    return this.connections.get(server);
   }
 
   /** Whether a model-visible name belongs to a configured server. */
