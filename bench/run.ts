@@ -14,7 +14,9 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../src/activities';
 import { EntryStore } from '../src/activities/entryStore';
-import { ToolRegistry } from '../src/activities/tools';
+import { McpTools } from '../src/activities/mcp/tools';
+import { runTool, ToolRegistry, type ToolRuntime } from '../src/activities/tools';
+import { echoTool } from '../src/activities/testingTools';
 import { SessionClient } from '../src/client';
 import { DEV_SERVER_TUNING, findProjectRoot, spawnDevServer } from '../src/devserver';
 import { STREAM_THROTTLE, transcriptRefSinks } from '../src/worker';
@@ -137,11 +139,21 @@ async function countingConnect(
 /** The store of entries our sessions send by reference, shared by both workers as `createSessionWorker` does. */
 const benchEntries = new EntryStore();
 
+/**
+ * The MCP server of the `mcp` group: the test fixture (stdio, the SDK's McpServer), whose `echo` answers like the
+ * native `echo`. Started by its first call; stopped when the bench ends.
+ */
+const benchMcp = new McpTools(
+  { bench: { command: process.execPath, args: [path.join(root, 'test/fixtures/mcp/fixture-server.mjs')] } },
+  ['blob', 'echo'],
+);
+
 /** The activities of both workers (the main groups' and ours in the peer group): our session's and the baselines'. */
 function benchActivities() {
   return {
     ...createActivities({
-      tools: new ToolRegistry([blobTool]),
+      tools: new ToolRegistry([blobTool, echoTool]),
+      mcp: benchMcp,
       providers: { 'openai-compatible': benchProvider, anthropic: streamingProvider },
       entries: benchEntries,
     }),
@@ -161,6 +173,7 @@ const MAIN_GROUPS = [
   'stream',
   'throughput',
   'latency',
+  'mcp',
   'replay',
 ];
 
@@ -212,6 +225,7 @@ async function main(): Promise<void> {
     `${JSON.stringify(result, null, 2)}\n`,
   );
   printTable(result, process.env.BENCH_ONLY || quick ? 'partial.json' : 'latest.json');
+  await benchMcp.close();
 }
 
 /** The groups on one server with the embedded dev server's settings: ours beside the naive baseline and the floors. */
@@ -591,6 +605,73 @@ async function mainGroups(
       raw.latencyMs = { ours: ourLatency, floor, samples };
       report.latencyP50RatioVsFloor = ourLatency.p50 / Math.max(1, floor.p50);
       report.latencyP95RatioVsFloor = ourLatency.p95 / Math.max(1, floor.p95);
+    }
+
+    // ---- 4b. an MCP tool call (stdio server) beside a native tool call: per turn through Temporal, and per call ----
+    if (phase('mcp')) {
+      const turns = quick ? 10 : 40;
+      /**
+       * Milliseconds of each turn (followup → its end, one `ask`) whose model calls one tool, then answers: a native
+       * session and an MCP session, turn by turn in alternation so both see the same machine.
+       */
+      const turnMs = async () => {
+        const kinds = ['native', 'mcp'] as const;
+        const ids = { native: `bench-mcp-native-${Date.now()}`, mcp: `bench-mcp-mcp-${Date.now()}` };
+        for (const kind of kinds) {
+          const name = kind === 'native' ? 'echo' : 'bench__echo';
+          const steps = Array.from({ length: turns + 1 }, () => [
+            { toolCalls: [{ name, args: { text: 'hi' } }] },
+            { text: 'ok' },
+          ]).flat();
+          await sessions.start(ids[kind], {
+            tools: [kind === 'native' ? 'echo' : 'mcp:bench'],
+            model: { provider: 'scripted', steps },
+          });
+          await sessions.ask(ids[kind], 'warm-up'); // the first MCP call also starts the server: not a sample
+        }
+        const values = { native: [] as number[], mcp: [] as number[] };
+        for (let i = 0; i < turns; i++) {
+          for (const kind of i % 2 ? kinds : (['mcp', 'native'] as const)) {
+            const t0 = performance.now();
+            await sessions.ask(ids[kind], `q${i}`);
+            values[kind].push(performance.now() - t0);
+          }
+        }
+        const summary = (v: number[]) => ({ p50: percentile(v, 50), p95: percentile(v, 95) });
+        return { native: summary(values.native), mcp: summary(values.mcp) };
+      };
+      /** Microseconds of one call without Temporal: `runTool` of the native echo vs `McpTools.call` over stdio. */
+      const callUs = async (kind: 'native' | 'mcp') => {
+        const runtime = (): ToolRuntime => ({
+          sessionId: 'bench',
+          callId: 'c',
+          turn: 1,
+          step: 1,
+          signal: new AbortController().signal, // one per call, as each activity has its own
+          heartbeat() {},
+          sleep: () => Promise.resolve(),
+          inject: () => Promise.resolve(),
+          steer: () => Promise.resolve(),
+        });
+        const values: number[] = [];
+        for (let i = 0; i < (quick ? 100 : 500); i++) {
+          const t0 = performance.now();
+          const r =
+            kind === 'native'
+              ? await runTool(echoTool, 'echo', { text: 'hi' }, runtime())
+              : await benchMcp.call('bench__echo', { text: 'hi' }, runtime());
+          values.push((performance.now() - t0) * 1000);
+          if (r.error) throw new Error(`bench ${kind} echo failed: ${r.error.message}`);
+        }
+        return { p50: percentile(values, 50), p95: percentile(values, 95) };
+      };
+      const { native, mcp } = await turnMs();
+      const nativeCall = await callUs('native');
+      const mcpCall = await callUs('mcp');
+      raw.mcp = { turnMs: { native, mcp }, callUs: { native: nativeCall, mcp: mcpCall }, turns };
+      report.mcpTurnP50RatioVsNative = mcp.p50 / Math.max(1, native.p50);
+      report.mcpTurnAddedMsP50 = mcp.p50 - native.p50;
+      report.mcpCallAddedUsP50 = mcpCall.p50 - nativeCall.p50;
     }
 
     // ---- 5. replay of a ~10,000-event session history vs a trivial history of the same size ----

@@ -2,9 +2,11 @@
  * The session's activities, built by a factory over their dependencies (STYLE.md 10): the workflow proxies
  * `ReturnType<typeof createActivities>` through a type-only import. Everything here may do I/O.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
+import type { ToolsOffered } from '../domain/events';
 import { toBlocks } from '../domain/messages';
 import type { ModelSpec } from '../domain/wire';
 import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
@@ -15,6 +17,8 @@ import { EntryRefResolver, EntryStore, type RefReader } from './entryStore';
 import { historyContextReader, historyRefReader } from './historyContext';
 import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
+import { isMcpSelector } from './mcp/names';
+import type { McpTools } from './mcp/tools';
 import type {
   DescribeHooksInput,
   CheckApprovalsInput,
@@ -38,6 +42,8 @@ export const SCRIPTED_DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: 
 
 export interface ActivityDeps {
   tools: ToolRegistry;
+  /** Tools of the worker's MCP servers, which sessions select as `mcp:<server>` or `mcp:<server>/<tool>`. */
+  mcp?: McpTools;
   /** Hooks sessions may select by name (default: none). */
   hooks?: HookRegistry;
   /** Providers by ModelSpec.provider name; `scripted` is always available. */
@@ -90,6 +96,25 @@ export function createActivities(deps: ActivityDeps) {
     ...deps.providers,
   };
   const defaultModel = deps.defaultModel ?? SCRIPTED_DEFAULT_MODEL;
+  const mcpDescribe = (selector: string): Promise<ToolDescriptor[]> => {
+    if (deps.mcp) return deps.mcp.describe(selector);
+    throw ApplicationFailure.create({
+      type: FailureTypes.UnknownTool,
+      nonRetryable: true,
+      message: `session names "${selector}" but this worker has no MCP servers configured`,
+    });
+  };
+
+  /**
+   * What the model sees of each named tool, in the order named. An MCP tool's spec comes from its server's cached
+   * list (read again after `list_changed`); one the server no longer lists is left out.
+   */
+  async function specsOf(names: readonly string[]): Promise<ToolSpec[]> {
+    const specs = await Promise.all(
+      names.map((name) => (deps.mcp?.owns(name) ? deps.mcp.spec(name) : deps.tools.spec(name))),
+    );
+    return specs.filter((s): s is ToolSpec => s !== undefined);
+  }
 
   async function modelStep(input: ModelStepInput, attempt: Attempt): Promise<ModelStepResult> {
     const model = input.model ?? defaultModel;
@@ -112,10 +137,7 @@ export function createActivities(deps: ActivityDeps) {
     } = input;
     const newEntries = await refs.resolve(input);
     const messages = await transcripts.assemble({ ...input, newEntries });
-    const toolSpecs = input.tools.flatMap((name): ToolSpec[] => {
-      const spec = deps.tools.spec(name);
-      return spec ? [spec] : [];
-    });
+    const toolSpecs = await specsOf(input.tools);
     // Watchers read the text so far from the heartbeat details (SessionClient.stream): they name the step.
     const ctx = activityCallContext(attempt);
     const where = { turn: input.turn, step: input.step };
@@ -125,7 +147,8 @@ export function createActivities(deps: ActivityDeps) {
           ? { ...details, ...where }
           : details,
       );
-    return provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    const result = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
   }
 
   return {
@@ -167,7 +190,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */
     async describeTools(input: DescribeToolsInput): Promise<ToolDescriptor[]> {
-      const unknown = input.names.filter((n) => !deps.tools.get(n));
+      const unknown = input.names.filter((n) => !isMcpSelector(n) && !deps.tools.get(n));
       if (unknown.length) {
         throw ApplicationFailure.create({
           type: FailureTypes.UnknownTool,
@@ -175,7 +198,14 @@ export function createActivities(deps: ActivityDeps) {
           message: `session names tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${deps.tools.names().join(', ') || 'none'})`,
         });
       }
-      return input.names.map((name) => deps.tools.descriptor(name)!);
+      // An MCP selector stands for the tools it names, under their model-visible names (the names calls use).
+      const described = await Promise.all(
+        input.names.map((name) =>
+          isMcpSelector(name) ? mcpDescribe(name) : Promise.resolve([deps.tools.descriptor(name)!]),
+        ),
+      );
+      const seen = new Set<string>();
+      return described.flat().filter((d) => !seen.has(d.name) && seen.add(d.name));
     },
 
     /** Which calls of a batch need approval, by their tools' predicates (a predicate that throws requires it). */
@@ -216,6 +246,7 @@ export function createActivities(deps: ActivityDeps) {
           inject: (m) => send('inject', m),
           steer: (m) => send('steer', m),
         };
+        if (deps.mcp?.owns(input.name)) return deps.mcp.call(input.name, input.arguments, runtime);
         return runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
       });
     },
@@ -223,6 +254,12 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type SessionActivities = ReturnType<typeof createActivities>;
+
+/** What a model request offered: the tools' names and a short hash of their definitions as the model saw them. */
+export function toolsOffered(specs: readonly ToolSpec[]): ToolsOffered {
+  const hash = createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+  return { names: specs.map((s) => s.name), hash };
+}
 
 function registered(hooks: HookRegistry, name: string) {
   const hook = hooks.get(name);

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { MessageSource } from '../domain/messages';
 import { LIMITS } from '../domain/messages';
-import { isName } from '../domain/names';
+import { isToolSelector } from '../domain/names';
 import { parseModelRef, type ModelSpec } from '../domain/wire';
 import { UsageError } from './errors';
 
@@ -116,10 +116,10 @@ export function parseModel(text: string): ModelSpec {
   }
 }
 
-/** Comma-separated tool names. Throws UsageError on an empty or malformed name. */
+/** Comma-separated tool names (or MCP selectors, `mcp:fs`). Throws UsageError on an empty or malformed name. */
 export function parseTools(text: string): string[] {
   const names = text.split(',').map((s) => s.trim());
-  const bad = names.find((n) => !isName(n));
+  const bad = names.find((n) => !isToolSelector(n));
   if (bad !== undefined) throw new UsageError(`invalid --tools "${text}": "${bad}" is not a tool name`);
   return names;
 }

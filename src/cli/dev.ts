@@ -23,6 +23,8 @@ import {
   createSessionWorker,
   hooksFromFile,
   localModelStatus,
+  McpTools,
+  mcpServersFromFile,
   modelsFromConfig,
   preloadLocalModel,
   toolsFromToolsets,
@@ -53,6 +55,14 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
   // The worker's providers, default model and hooks come from the environment, as for `agent-sessions worker`.
   const models = modelsFromConfig(config);
   const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
+  const tools = toolsFromToolsets(['testing', 'demo']);
+  // MCP servers of AGENT_SESSIONS_MCP_FILE: the worker offers their tools, and the start lists them.
+  const mcp = config.mcpFile
+    ? new McpTools(
+        mcpServersFromFile(config.mcpFile, env),
+        tools.map((t) => t.name),
+      )
+    : undefined;
   const available = ['scripted', ...Object.keys(models.providers)];
   // With no provider key the demo runs the local model when `npm run setup` installed it (or LOCAL_MODEL_PATH).
   const { path: localPath, installed: localInstalled } = localModelStatus(config);
@@ -110,7 +120,8 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       connection: nativeConnection,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
-      tools: toolsFromToolsets(['testing', 'demo']),
+      tools,
+      ...(mcp ? { mcpTools: mcp } : {}),
       hooks,
       ...models,
       ...(config.encryption ? { encryption: config.encryption } : {}),
@@ -121,6 +132,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
     });
+    if (mcp) cleanup.push(() => mcp.close());
     let workerError: Error | undefined;
     running.catch((err: Error) => {
       workerError = err;
@@ -139,6 +151,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
 
     out(`Temporal ${serverAddress}${where} · task queue ${config.taskQueue}`);
     out(`session ${sessionId} (${status.note}) · model ${describeModel(status.model)}`);
+    if (mcp) for (const line of await mcpLines(mcp)) out(line);
     if (status.model?.provider === 'scripted' && !localInstalled && !env.AGENT_SESSIONS_DEMO_MODEL?.trim())
       out(
         `(the local model is not installed at ${shortPath(localPath ?? '.venv/models')}: run \`npm run setup\` for a real offline model)`,
@@ -164,6 +177,20 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
     exitSoon();
     throw err;
   }
+}
+
+/** One line per MCP server of the worker: its tools as the model sees them, or why it is unavailable. */
+async function mcpLines(mcp: McpTools): Promise<string[]> {
+  return Promise.all(
+    mcp.servers().map(async (server) => {
+      try {
+        const names = [...(await mcp.tools(server)).keys()];
+        return `MCP ${server}: ${names.length} tool${names.length === 1 ? '' : 's'} (${names.join(', ')}) · sessions select them with tools: ['mcp:${server}']`;
+      } catch (err) {
+        return `MCP ${server}: unavailable now (${err instanceof Error ? err.message : String(err)})`;
+      }
+    }),
+  );
 }
 
 interface RunningServer {

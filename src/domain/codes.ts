@@ -42,6 +42,8 @@ export const FailureTypes = {
   TurnWaitTimeout: 'TurnWaitTimeout',
   /** An `approve` update named a call that has no pending approval, or contradicts its decision. */
   ApprovalRefused: 'ApprovalRefused',
+  /** An MCP server the worker is configured with cannot be reached (or lists colliding tool names). */
+  McpServerUnavailable: 'McpServerUnavailable',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -76,6 +78,8 @@ export const ErrorCodes = {
   /** No decision on a tool call that needed approval within the session's `approvals.timeoutMs`. */
   ApprovalTimeout: 'APPROVAL_TIMEOUT',
   TranscriptRefMiss: 'TRANSCRIPT_REF_MISS',
+  /** An MCP server could not be reached: its tools are refused (turn/end) or the call failed (tool/result). */
+  McpServerUnavailable: 'MCP_SERVER_UNAVAILABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

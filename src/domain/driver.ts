@@ -433,10 +433,10 @@ export class SessionDriver {
       };
     }
     const id = this.deps.newId();
-    core.assistant(
-      assistantMessage(id, result),
-      result.usage ? { usage: result.usage, model: modelLabel(this.config.model) } : {},
-    );
+    core.assistant(assistantMessage(id, result), {
+      ...(result.usage ? { usage: result.usage, model: modelLabel(this.config.model) } : {}),
+      ...(result.tools ? { tools: result.tools } : {}),
+    });
     this.hold({ in: 'model', requestIndex: call.requestIndex, id });
     const maxTokens = result.finish === 'max-tokens';
     if (result.toolCalls.length === 0)

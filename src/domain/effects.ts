@@ -5,7 +5,7 @@
  * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
  */
 import type { RefTarget } from './entryRefs';
-import type { ErrorInfo, ToolCallInfo, Usage } from './events';
+import type { ErrorInfo, ToolCallInfo, ToolsOffered, Usage } from './events';
 import type { ContentBlock, MessageSource, UserMessage } from './messages';
 import type { TranscriptEntry } from './transcript';
 import type { ModelSpec } from './wire';
@@ -81,6 +81,11 @@ export interface ModelStepResult {
   toolCalls: ToolCallInfo[];
   finish: 'stop' | 'tool-calls' | 'max-tokens';
   usage?: Usage;
+  /**
+   * The tool definitions the request carried: their names, and a hash of the definitions (name, description and
+   * schema) the model was shown, so a transcript tells what the model saw even when a server's tools change.
+   */
+  tools?: ToolsOffered;
   /** The call was cancelled after it produced `text` (visible output is kept, rule 29). */
   interrupted?: boolean;
 }

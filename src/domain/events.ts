@@ -51,6 +51,13 @@ export interface AssistantMessage {
   toolCalls?: ToolCallInfo[];
 }
 
+/** The tool definitions one model request carried (logged on its `assistant/message`). */
+export interface ToolsOffered {
+  names: string[];
+  /** First 16 hex characters of the sha256 of the definitions' JSON, in the order offered. */
+  hash: string;
+}
+
 export interface Usage {
   inputTokens?: number;
   outputTokens?: number;
@@ -92,6 +99,8 @@ export interface EventDataMap {
     step: number;
     message: AssistantMessage;
     usage?: Usage;
+    /** The tool definitions the model request carried (names, and a hash of the definitions). */
+    tools?: ToolsOffered;
     interrupted?: true;
   };
   'tool/call': { turn: number; step: number } & ToolCallInfo;
@@ -178,6 +187,7 @@ export const EventDataSchemas = {
         totalTokens: z.number().optional(),
       })
       .optional(),
+    tools: z.object({ names: z.array(z.string()), hash: z.string() }).optional(),
     interrupted: z.literal(true).optional(),
   }),
   'tool/call': z.object({ ...TurnStep, ...ToolCallInfoSchema.shape }),

@@ -19,3 +19,20 @@ export function isName(text: string): boolean {
 
 /** A tool or hook name (wire and configuration files); the error says what is wrong. */
 export const NameSchema = z.string().min(1).max(NAME_MAX_CHARS).regex(NAME_PATTERN, NAME_RULE);
+
+/** What a session's `tools` may name besides a tool: an MCP server's tools, `mcp:<server>` or `mcp:<server>/<tool>`. */
+const MCP_SELECTOR_PATTERN = /^mcp:[A-Za-z0-9_-]{1,32}(?:\/[A-Za-z0-9_.-]{1,128})?$/;
+
+export const TOOL_SELECTOR_RULE = `${NAME_RULE}, or mcp:<server>/<tool>`;
+
+/** Whether `text` is valid in `SessionConfig.tools`: a tool name, or an MCP selector (`mcp:fs`, `mcp:fs/read_file`). */
+export function isToolSelector(text: string): boolean {
+  return text.length <= NAME_MAX_CHARS && (NAME_PATTERN.test(text) || MCP_SELECTOR_PATTERN.test(text));
+}
+
+/** An entry of `SessionConfig.tools`: a tool name or an MCP selector; the error says what is wrong. */
+export const ToolSelectorSchema = z
+  .string()
+  .min(1)
+  .max(NAME_MAX_CHARS)
+  .refine(isToolSelector, TOOL_SELECTOR_RULE);

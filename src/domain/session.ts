@@ -20,6 +20,7 @@ import type {
   SessionEvent,
   SpliceData,
   ToolCallInfo,
+  ToolsOffered,
   TurnEndReason,
   Usage,
 } from './events';
@@ -421,7 +422,7 @@ export class SessionCore {
    */
   assistant(
     message: AssistantMessage,
-    extra: { usage?: Usage; interrupted?: boolean; model?: string } = {},
+    extra: { usage?: Usage; interrupted?: boolean; model?: string; tools?: ToolsOffered } = {},
   ): void {
     this.requireStep('assistant/message');
     const data: EventDataMap['assistant/message'] = { turn: this.s.turn, step: this.s.step, message };
@@ -429,6 +430,7 @@ export class SessionCore {
       data.usage = extra.usage;
       this.countUsage(extra.model ?? 'default', extra.usage);
     }
+    if (extra.tools) data.tools = extra.tools;
     if (extra.interrupted) data.interrupted = true;
     const text = message.content.map((b) => b.text).join('');
     if (text) this.answer = text;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { TurnEndReason } from './events';
 import { LIMITS, MessageInputSchema } from './messages';
-import { NameSchema } from './names';
+import { NameSchema, ToolSelectorSchema } from './names';
 
 export const LANES = ['followup', 'steer', 'inject'] as const;
 export type Lane = (typeof LANES)[number];
@@ -121,7 +121,7 @@ export const SessionConfigSchema = z.strictObject({
     .string()
     .max(256 * 1024)
     .optional(),
-  tools: z.array(NameSchema).max(128).optional(),
+  tools: z.array(ToolSelectorSchema).max(128).optional(),
   hooks: z.array(NameSchema).max(64).optional(),
   maxParallelToolCalls: z.number().int().min(1).max(100).optional(),
   /** Events a run may log before it continues as new at the next quiet point (default 10,000). */

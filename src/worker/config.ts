@@ -47,6 +47,8 @@ export const ENV_VARS = {
     'read-only token of `agent-sessions ui` (watch only), at least 16 characters; default a new one per run',
   AGENT_SESSIONS_MCP_TOKEN:
     'bearer token of `agent-sessions mcp --http`, at least 16 characters; default a new one per run, printed to stderr',
+  AGENT_SESSIONS_MCP_FILE:
+    'JSON file naming the MCP servers whose tools sessions may select as mcp:<server> ({"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}; ${VAR} in env and headers reads the environment; see README "MCP tools")',
   AGENT_SESSIONS_SESSION: 'session id of the `agent-sessions dev` chat (default "demo")',
   AGENT_SESSIONS_DEMO_MODEL:
     'model of a new `agent-sessions dev` demo session: "scripted", "local", "provider:model", or an OpenAI model name used when OPENAI_API_KEY is set (default gpt-4o-mini with a key, else the local model when installed, else scripted)',
@@ -120,6 +122,7 @@ const ConfigSchema = z.object({
   }),
   defaultModel: z.string().min(1).optional(),
   hooksFile: z.string().min(1).optional(),
+  mcpFile: z.string().min(1).optional(),
   encryption: KeyringSchema,
   workflowBundle: z.string().min(1).optional(),
   logLevel: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -171,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
     hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
+    mcpFile: blank(env.AGENT_SESSIONS_MCP_FILE),
     encryption: {
       current: blank(env.AGENT_SESSIONS_ENCRYPTION_KEY),
       previous: blank(env.AGENT_SESSIONS_ENCRYPTION_OLD_KEYS)
@@ -217,6 +221,7 @@ const ENV_NAMES: Record<string, string> = {
   'encryption.current': 'AGENT_SESSIONS_ENCRYPTION_KEY',
   'encryption.previous': 'AGENT_SESSIONS_ENCRYPTION_OLD_KEYS',
   workflowBundle: 'AGENT_SESSIONS_WORKFLOW_BUNDLE',
+  mcpFile: 'AGENT_SESSIONS_MCP_FILE',
   logLevel: 'LOG_LEVEL',
   logFormat: 'LOG_FORMAT',
 };

@@ -23,6 +23,8 @@ import { HookRegistry, type HookDefinition } from '../activities/hooks';
 import type { ModelProvider, ScriptedRecorder } from '../activities/model';
 import { PROVIDER_SETUP } from '../activities/providers';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
+import { resolveMcpServers, mcpServersFromFile, type McpServerConfig } from '../activities/mcp/config';
+import { McpTools } from '../activities/mcp/tools';
 import { encryptionDataConverter, type EncryptionKeyring } from '../codec';
 import { DEFAULT_TASK_QUEUE, type TranscriptRefSinks } from '../contract';
 import { formatModelRef, type ModelSpec } from '../domain/wire';
@@ -44,6 +46,8 @@ import { toolsFromToolsets } from './toolsets';
 export { modelsFromConfig, providersFromEnv, localModelStatus, preloadLocalModel } from './providers';
 export { hooksFromConfig, hooksFromFile } from './hooks';
 export { toolsFromToolsets } from './toolsets';
+export { mcpServersFromFile, resolveMcpServers, type McpServerConfig } from '../activities/mcp/config';
+export { McpTools } from '../activities/mcp/tools';
 export {
   bundleWorkflows,
   DEFAULT_WORKFLOWS_PATH,
@@ -67,6 +71,18 @@ export interface SessionWorkerOptions {
   namespace?: string;
   taskQueue?: string;
   tools?: ToolDefinition[];
+  /**
+   * MCP servers whose tools sessions may select (`mcp:<server>`, `mcp:<server>/<tool>`), by server name: stdio
+   * `{command, args?, env?, cwd?}` or streamable HTTP `{url, headers?}`; `${VAR}` in `env` and `headers` values reads
+   * the worker's environment. Connected lazily, on first use; a server that is down does not stop the worker.
+   * The worker closes the connections (stopping stdio servers) when it stops running.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * The worker's MCP tools already built (`new McpTools(servers)`), instead of `mcpServers`: for callers that list
+   * its tools themselves (the `dev` demo). The caller closes it.
+   */
+  mcpTools?: McpTools;
   /** Hooks sessions may select by name (function, HTTP or command hooks). */
   hooks?: HookDefinition[];
   /** Model providers by name besides `scripted` (see `providersFromConfig`). */
@@ -138,9 +154,16 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     );
   }
   const entries = opts.entryStore ?? new EntryStore();
+  const tools = new ToolRegistry(opts.tools ?? []);
+  const ownMcp =
+    opts.mcpServers && Object.keys(opts.mcpServers).length
+      ? new McpTools(resolveMcpServers(opts.mcpServers), tools.names())
+      : undefined;
+  const mcp = ownMcp ?? opts.mcpTools;
   const activities = createActivities({
     entries,
-    tools: new ToolRegistry(opts.tools ?? []),
+    tools,
+    ...(mcp ? { mcp } : {}),
     hooks: new HookRegistry(opts.hooks ?? []),
     ...(opts.providers ? { providers: opts.providers } : {}),
     ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
@@ -176,7 +199,7 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
       ...(converter ? { dataConverter: converter } : {}),
       logger: Runtime.instance().logger,
     });
-  return Worker.create({
+  const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -199,6 +222,12 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     sinks: { ...workerOptions.sinks, ...telemetry.sinks, ...transcriptRefSinks(entries) },
     ...(converter ? { dataConverter: converter } : {}),
   });
+  if (ownMcp) {
+    // MCP connections (and the stdio servers' processes) live as long as the worker runs.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => ownMcp.close());
+  }
+  return worker;
 }
 
 /**
@@ -263,6 +292,8 @@ export async function runWorkerFromEnv(
   address?: string,
 ): Promise<void> {
   const config = loadConfig(env);
+  // Read before anything opens a connection, so a bad file stops the worker at once.
+  const mcpServers = config.mcpFile ? mcpServersFromFile(config.mcpFile, env) : {};
   const target = address ?? config.address;
   if (!target)
     throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
@@ -283,6 +314,7 @@ export async function runWorkerFromEnv(
     taskQueue: config.taskQueue,
     tools: toolsFromToolsets(config.toolsets),
     hooks,
+    mcpServers,
     ...models,
     ...code,
     ...(config.encryption ? { encryption: config.encryption } : {}),
@@ -297,6 +329,7 @@ export async function runWorkerFromEnv(
     providers: ['scripted', ...Object.keys(models.providers)],
     defaultModel: model ? formatModelRef(model) : 'scripted',
     hooks: hooks.map((h) => h.name),
+    mcpServers: Object.keys(mcpServers),
     workflows: workflowCodeSource({ ...code, traced: tracing !== undefined }),
     tracing: tracing ? 'otlp' : 'off',
     metrics: metrics ? metrics.metrics.prometheus.bindAddress : 'off',
@@ -304,7 +337,7 @@ export async function runWorkerFromEnv(
   };
   logger.notice(
     `agent-sessions worker: ${target} namespace=${start.namespace} task-queue=${start.taskQueue} toolsets=${start.toolsets.join(',') || 'none'} ` +
-      `providers=${start.providers.join(',')} default-model=${start.defaultModel} hooks=${start.hooks.join(',') || 'none'} ` +
+      `providers=${start.providers.join(',')} default-model=${start.defaultModel} hooks=${start.hooks.join(',') || 'none'} mcp=${start.mcpServers.join(',') || 'none'} ` +
       `workflows=${start.workflows} tracing=${start.tracing} metrics=${start.metrics}` +
       `${config.encryption ? ` encryption=${config.encryption.current.id}` : ''}`,
     start,

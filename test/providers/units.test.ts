@@ -267,6 +267,7 @@ describe('model references and provider configuration', () => {
       'AGENT_SESSIONS_DEFAULT_MODEL',
       'AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS',
       'AGENT_SESSIONS_HOOKS_FILE',
+      'AGENT_SESSIONS_MCP_FILE',
     ]) {
       expect(Object.hasOwn(ENV_VARS, name)).toBe(true);
     }

@@ -14,7 +14,7 @@ import type { SessionEvent } from '../../src/domain/events';
 import { spliceShape } from '../../src/domain/inbox';
 import { textOf } from '../../src/domain/messages';
 import { testingTools } from '../../src/activities/testingTools';
-import { createSessionWorker } from '../../src/worker';
+import { createSessionWorker, type SessionWorkerOptions } from '../../src/worker';
 
 export interface SessionTestEnv {
   env: TestWorkflowEnvironment;
@@ -29,6 +29,7 @@ export interface SessionTestEnv {
 export async function startSessionTestEnv(
   kind: 'time-skipping' | 'dev' = 'time-skipping',
   extraTools: ToolDefinition[] = [],
+  workerOptions: Partial<Omit<SessionWorkerOptions, 'connection' | 'taskQueue'>> = {},
 ): Promise<SessionTestEnv> {
   const env = kind === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
   const recorder = new ScriptedRecorder();
@@ -39,6 +40,7 @@ export async function startSessionTestEnv(
     tools: [...testingTools, ...extraTools],
     scriptedRecorder: recorder,
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    ...workerOptions,
   });
   const running = worker.run();
   return {

@@ -168,8 +168,10 @@ describe('other wire payloads', () => {
     expect(refusal(SessionConfigSchema, {})).toBe('ok');
     expect(refusal(SessionConfigSchema, { modle: 'x' })).toBe('payload: Unrecognized key: "modle"');
     expect(refusal(SessionConfigSchema, { tools: ['ok_name', 'bad name'] })).toBe(
-      'tools[1]: letters, digits and _ . : - only',
+      'tools[1]: letters, digits and _ . : - only, or mcp:<server>/<tool>',
     );
+    expect(refusal(SessionConfigSchema, { tools: ['mcp:fs', 'mcp:fs/read_text_file', 'echo'] })).toBe('ok');
+    expect(refusal(SessionConfigSchema, { tools: ['mcp:fs/a/b'] })).toMatch(/^tools\[0\]: /);
     expect(refusal(SessionConfigSchema, { maxParallelToolCalls: 0 })).toMatch(/^maxParallelToolCalls: /);
     expect(
       refusal(SessionConfigSchema, { model: { provider: 'scripted', steps: [{ text: 'hi', extra: 1 }] } }),
