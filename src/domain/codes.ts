@@ -42,6 +42,8 @@ export const FailureTypes = {
   TurnWaitTimeout: 'TurnWaitTimeout',
   /** An `approve` update named a call that has no pending approval, or contradicts its decision. */
   ApprovalRefused: 'ApprovalRefused',
+  /** A `budget` update came while the session was not paused at its budget. */
+  BudgetRefused: 'BudgetRefused',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -76,6 +78,8 @@ export const ErrorCodes = {
   /** No decision on a tool call that needed approval within the session's `approvals.timeoutMs`. */
   ApprovalTimeout: 'APPROVAL_TIMEOUT',
   TranscriptRefMiss: 'TRANSCRIPT_REF_MISS',
+  /** The session's budget would be breached by the next model step, and it was not extended. */
+  BudgetExceeded: 'BUDGET_EXCEEDED',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
