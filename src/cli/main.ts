@@ -8,6 +8,7 @@ import { parse } from './args';
 import type { Command } from './command';
 import { approveCommand, denyCommand } from './commands/approve';
 import { askCommand } from './commands/ask';
+import { budgetCommand } from './commands/budget';
 import { cancelCommand, disposeCommand } from './commands/cancel';
 import { codecServerCommand } from './commands/codec-server';
 import { laneCommand } from './commands/deliver';
@@ -37,6 +38,7 @@ const LIST: Command[] = [
   askCommand,
   approveCommand,
   denyCommand,
+  budgetCommand,
   cancelCommand,
   disposeCommand,
   listCommand,

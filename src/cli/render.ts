@@ -196,6 +196,24 @@ export class TranscriptRenderer {
         const text = `    ✗ denied (call ${callId})${reason ? `: ${reason}` : why ? `: ${why}` : ''}`;
         return [this.paint(clip(text, this.width), 'red')];
       }
+      case 'budget/exceeded': {
+        const { used, limits, over, waits } = event.data;
+        const what = over.map((k) => `${k} ${used[k]} of ${limits[k]}`).join(', ');
+        const then = waits ? 'waits for `agent-sessions budget <id> extend|deny`' : 'the turn ends';
+        return [
+          this.paint(
+            clip(`  ⏸ budget reached before step ${event.data.step}: ${what}; ${then}`, this.width),
+            'yellow',
+          ),
+        ];
+      }
+      case 'budget/resolved': {
+        const { decision, by, reason, limits } = event.data;
+        if (decision === 'extend')
+          return [this.paint(clip(`    ✓ budget extended: ${JSON.stringify(limits)}`, this.width), 'yellow')];
+        const why = reason ?? (by === 'cancel' ? 'the turn was cancelled' : '');
+        return [this.paint(clip(`    ✗ budget not extended${why ? `: ${why}` : ''}`, this.width), 'red')];
+      }
       case 'session/disposed':
         this.disposed = true;
         this.turnOpen = false;

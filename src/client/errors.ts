@@ -58,6 +58,11 @@ export class ApprovalRefusedError extends Error {
   override name = 'ApprovalRefusedError';
 }
 
+/** A `budget` decision came while the session was not waiting at its budget. */
+export class BudgetRefusedError extends Error {
+  override name = 'BudgetRefusedError';
+}
+
 /** The InvalidInputError of a zod failure: the first issue, its field named from `root`. */
 export function invalidInput(
   issues: readonly { path: readonly PropertyKey[]; message: string }[],

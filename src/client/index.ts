@@ -23,6 +23,7 @@ import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import {
   approveUpdate,
+  budgetUpdate,
   cancelSignal,
   DEFAULT_TASK_QUEUE,
   deliverUpdate,
@@ -44,10 +45,13 @@ import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
 import {
   ApproveInputSchema,
+  BudgetDecisionSchema,
   CancelInputSchema,
   laneInputProblem,
   SessionConfigSchema,
   type ApprovalReceipt,
+  type BudgetDecision,
+  type BudgetReceipt,
   type CancelInput,
   type DeliveryReceipt,
   type Lane,
@@ -56,6 +60,7 @@ import {
 } from '../domain/wire';
 import {
   ApprovalRefusedError,
+  BudgetRefusedError,
   DeliveryRejectedError,
   InvalidInputError,
   invalidInput,
@@ -320,6 +325,19 @@ export class SessionClient {
     if (!parsed.success) throw invalid(parsed.error.issues, 'approve');
     return this.query(sessionId, () =>
       this.handle(sessionId).executeUpdate(approveUpdate, { args: [parsed.data] }),
+    );
+  }
+
+  /**
+   * Decides a session waiting at its budget (`budget/exceeded` logged, `state().budget.paused` set): extend with new
+   * limits (each must let the waiting step run) or deny (the turn ends BUDGET_EXCEEDED). Throws InvalidInputError
+   * naming the field, BudgetRefusedError when the session does not wait.
+   */
+  async budget(sessionId: string, decision: BudgetDecision): Promise<BudgetReceipt> {
+    const parsed = BudgetDecisionSchema.safeParse(decision);
+    if (!parsed.success) throw invalid(parsed.error.issues, 'budget');
+    return this.query(sessionId, () =>
+      this.handle(sessionId).executeUpdate(budgetUpdate, { args: [parsed.data] }),
     );
   }
 
@@ -636,6 +654,7 @@ export class SessionClient {
         return InvalidInputError.fromSession(cause?.message ?? err.message);
       if (type === FailureTypes.TurnWaitTimeout)
         return new TurnWaitTimeoutError(cause?.message ?? err.message);
+      if (type === FailureTypes.BudgetRefused) return new BudgetRefusedError(cause?.message ?? err.message);
       if (type === FailureTypes.ApprovalRefused)
         return new ApprovalRefusedError(cause?.message ?? err.message);
       return new DeliveryRejectedError(cause?.message ?? err.message);

@@ -10,6 +10,8 @@ import type { TranscriptEntry } from '../domain/transcript';
 import type {
   ApprovalReceipt,
   ApproveInput,
+  BudgetDecision,
+  BudgetReceipt,
   CancelInput,
   DeliverInput,
   DeliveryReceipt,
@@ -35,6 +37,8 @@ export type { EventsPage, ModelContextPage };
 export const deliverUpdate = defineUpdate<DeliveryReceipt, [DeliverInput]>('deliver');
 /** A decision on a tool call waiting for approval; the validator refuses a call that is not waiting, naming it. */
 export const approveUpdate = defineUpdate<ApprovalReceipt, [ApproveInput]>('approve');
+/** A decision on a session waiting at its budget; the validator refuses it when the session does not wait. */
+export const budgetUpdate = defineUpdate<BudgetReceipt, [BudgetDecision]>('budget');
 
 export const eventsQuery = defineQuery<EventsPage, [EventsQuery?]>('events');
 export const stateQuery = defineQuery<SessionStateView>('state');

@@ -44,6 +44,8 @@ export const FailureTypes = {
   ApprovalRefused: 'ApprovalRefused',
   /** An MCP server the worker is configured with cannot be reached (or lists colliding tool names). */
   McpServerUnavailable: 'McpServerUnavailable',
+  /** A `budget` update came while the session was not paused at its budget. */
+  BudgetRefused: 'BudgetRefused',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -80,6 +82,8 @@ export const ErrorCodes = {
   TranscriptRefMiss: 'TRANSCRIPT_REF_MISS',
   /** An MCP server could not be reached: its tools are refused (turn/end) or the call failed (tool/result). */
   McpServerUnavailable: 'MCP_SERVER_UNAVAILABLE',
+  /** The session's budget would be breached by the next model step, and it was not extended. */
+  BudgetExceeded: 'BUDGET_EXCEEDED',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

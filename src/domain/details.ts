@@ -14,6 +14,7 @@ export type Waiting =
   | { kind: 'model'; model: string }
   | { kind: 'tools'; names: readonly string[] }
   | { kind: 'approval-check' }
+  | { kind: 'budget' }
   | { kind: 'continue-as-new' };
 
 export function currentDetails(core: SessionCore, waiting: Waiting): string {
@@ -27,6 +28,13 @@ export function currentDetails(core: SessionCore, waiting: Waiting): string {
   const lines = [`${head} · ${idleBatch ? 'waiting for approval' : describeWaiting(waiting)}`];
   if (approvals.length > 0)
     lines.push(`awaiting approval: ${approvals.map((a) => `${a.name} #${a.callId}`).join(', ')}`);
+  if (view.budget?.paused) {
+    const { used, limits } = view.budget;
+    const parts = (Object.keys(limits) as (keyof typeof limits)[]).map(
+      (k) => `${k} ${used[k]} of ${limits[k]}`,
+    );
+    lines.push(`budget: ${parts.join(' · ')}`);
+  }
   const { nextTurn, nextStep } = view.pending;
   if (nextTurn.length + nextStep.length > 0)
     lines.push(`pending: ${nextTurn.length} for the next turn · ${nextStep.length} for the next step`);
@@ -53,6 +61,8 @@ function describeWaiting(w: Waiting): string {
       return w.names.length ? `running tools: ${w.names.join(', ')}` : 'running tools';
     case 'approval-check':
       return 'asking the worker which tool calls need approval';
+    case 'budget':
+      return 'waiting at its budget for a decision (`budget` update: extend or deny)';
     case 'continue-as-new':
       return 'continuing as new';
   }

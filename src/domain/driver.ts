@@ -29,6 +29,11 @@ import { emptyTranscript, transcriptLength, type TranscriptEntry, type Transcrip
 import { describeZodIssue } from './util';
 import {
   ApproveInputSchema,
+  BudgetDecisionSchema,
+  budgetBreaches,
+  budgetFloor,
+  type BudgetDecision,
+  type BudgetReceipt,
   CancelInputSchema,
   DeliverInputSchema,
   DisposeInputSchema,
@@ -93,7 +98,8 @@ export class SessionRefusal extends Error {
     readonly failureType:
       | typeof FailureTypes.InvalidPayload
       | typeof FailureTypes.SessionDisposed
-      | typeof FailureTypes.ApprovalRefused,
+      | typeof FailureTypes.ApprovalRefused
+      | typeof FailureTypes.BudgetRefused,
     message: string,
   ) {
     super(message);
@@ -143,6 +149,10 @@ export class SessionDriver {
       transcript,
     );
     this.sent = carried?.sent ?? { count: 0, hash: transcript.hash };
+    if (config.budget) {
+      const { onExceeded: _mode, ...limits } = config.budget;
+      this.core.initBudget(limits);
+    }
   }
 
   // ---- what callers send (rules 1–5, 27–31) ----
@@ -243,6 +253,53 @@ export class SessionDriver {
       this.deps.onApprovalResolved?.(input.callId);
     }
     return { callId: input.callId, decision: input.decision, duplicate: input.duplicate };
+  }
+
+  /**
+   * Checks a `budget` payload (the update's validator): the session must wait at its budget, and an extension must
+   * cover what is used, so the step can run (a limit that does not is refused naming it). Throws a SessionRefusal.
+   */
+  validateBudget(raw: unknown): BudgetDecision {
+    const undecodable = undecodableReason(raw);
+    if (undecodable)
+      throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid budget payload: ${undecodable}`);
+    const parsed = BudgetDecisionSchema.safeParse(raw);
+    if (!parsed.success)
+      throw new SessionRefusal(
+        FailureTypes.InvalidPayload,
+        `invalid budget payload: ${describeZodIssue(parsed.error.issues, 'payload')}`,
+      );
+    const pause = this.core.budgetPaused;
+    if (!pause)
+      throw new SessionRefusal(
+        FailureTypes.BudgetRefused,
+        'the session is not waiting at its budget (a decision is taken only after budget/exceeded)',
+      );
+    const input = parsed.data;
+    if (input.decision === 'extend') {
+      const used = this.core.budgetUsed();
+      const limits = { ...this.core.budgetLimits, ...input.limits };
+      const still = budgetBreaches(used, limits);
+      if (still.length) {
+        const k = still[0]!;
+        const need = budgetFloor(k, used);
+        throw new SessionRefusal(
+          FailureTypes.InvalidPayload,
+          `invalid budget payload: limits.${k}: ${limits[k]} does not let the step run (used ${used[k]}; give at least ${need})`,
+        );
+      }
+    }
+    return input;
+  }
+
+  /** Takes a person's decision on a session waiting at its budget (the `budget` update). */
+  budget(raw: unknown): BudgetReceipt {
+    const input = this.validateBudget(raw);
+    const reason = input.reason !== undefined ? { reason: input.reason } : {};
+    if (input.decision === 'extend')
+      this.core.resolveBudget('extend', 'caller', { limits: input.limits, ...reason });
+    else this.core.resolveBudget('deny', 'caller', reason);
+    return { decision: input.decision, limits: { ...this.core.budgetLimits } };
   }
 
   /** The session's approval timeout for a call ran out: a call still waiting is answered APPROVAL_TIMEOUT. */
@@ -386,6 +443,9 @@ export class SessionDriver {
       const tools = yield* this.resolveTools();
       if (this.abortedIfCanceling()) return;
       if (tools.kind !== 'ok') return core.endTurn({ kind: 'error', error: tools.error });
+      const overBudget = yield* this.budgetGate();
+      if (this.abortedIfCanceling()) return;
+      if (overBudget) return core.endTurn(overBudget);
       core.startStep(next.messages);
       this.holdDelivered(next.messages);
       const step = yield* this.step(tools.value, hooks.value);
@@ -396,6 +456,35 @@ export class SessionDriver {
       if (after.kind === 'end') return core.endTurn(after.reason);
       toolsOweRequest = step.outcome.toolsOweRequest;
     }
+  }
+
+  /**
+   * Before a model step: when the ledger says the step would breach the budget, logs `budget/exceeded` and waits for
+   * a person's decision (or, with `onExceeded: 'stop'`, does not wait). Returns the turn's end when the budget is not
+   * extended; undefined when the step may run (or a cancel came: the caller closes the turn aborted).
+   */
+  private *budgetGate(): Generator<Effect, TurnEndReason | undefined, Answer> {
+    const core = this.core;
+    const limits = core.budgetLimits;
+    if (!limits) return undefined;
+    const used = core.budgetUsed();
+    const over = budgetBreaches(used, limits);
+    if (!over.length) return undefined;
+    const waits = this.config.budget?.onExceeded !== 'stop';
+    core.budgetExceeded(over, waits);
+    if (waits) {
+      yield* ask({ type: 'await-budget' });
+      if (core.canceling) return undefined;
+      if (core.lastBudgetDecision === 'extend') return undefined;
+    }
+    const what = over.map((k) => `${k} ${used[k]} of ${limits[k]}`).join(', ');
+    return {
+      kind: 'error',
+      error: {
+        code: ErrorCodes.BudgetExceeded,
+        message: `budget exceeded before step ${core.step + 1}: ${what}`,
+      },
+    };
   }
 
   /** If the turn is being cancelled, closes it `aborted` with the first cause (step/end first) and says so. */

@@ -161,6 +161,11 @@ export type Effect =
    */
   | { type: 'await-approval'; approval: { callId: string; timeoutMs?: number } }
   /**
+   * The turn waits at its budget (`budget/exceeded` logged): until a `budget` decision ends the pause
+   * (`core.budgetPaused` clears) or a cancel reaches the turn. Answer: undefined; the driver reads the core.
+   */
+  | { type: 'await-budget' }
+  /**
    * A quiet point where the driver wants to continue as new (rule 33): wait for every handler to finish, then, if
    * `driver.canContinueAsNew()` still holds, continue as new with `driver.carry()`. Answer undefined if not done.
    */
@@ -181,6 +186,7 @@ export interface AnswerMap {
     { kind: 'settled'; index: number; result: ToolExecResult; held?: boolean } | { kind: 'approval' };
   'check-approvals': Resolved<string[]>;
   'await-approval': undefined;
+  'await-budget': undefined;
   'continue-as-new': undefined;
 }
 

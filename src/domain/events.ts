@@ -4,6 +4,13 @@
  * consumers skip types they do not know. Pure.
  */
 import { z } from 'zod';
+import {
+  BUDGET_LIMIT_KEYS,
+  BudgetLimitsSchema,
+  type BudgetKey,
+  type BudgetLimits,
+  type BudgetUsed,
+} from './budget';
 import { describeZodIssue } from './util';
 import { ContentBlockSchema, UserMessageSchema, type ContentBlock, type UserMessage } from './messages';
 
@@ -87,6 +94,30 @@ export interface ApprovalResolution {
   by: ApprovalResolvedBy;
 }
 
+/** The session's budget would be breached by the next model step (`budget/exceeded`). */
+export interface BudgetExceeded {
+  turn: number;
+  /** The step that waits to open. */
+  step: number;
+  used: BudgetUsed;
+  limits: BudgetLimits;
+  /** The limits the next model step would breach. */
+  over: BudgetKey[];
+  /** Whether the session waits for a decision (`ask`) or ends the turn at once (`stop`). */
+  waits: boolean;
+}
+
+/** How a budget pause ended (`budget/resolved`). */
+export interface BudgetResolution {
+  turn: number;
+  step: number;
+  decision: 'extend' | 'deny';
+  /** The limits in force after the decision. */
+  limits: BudgetLimits;
+  reason?: string;
+  by: 'caller' | 'cancel';
+}
+
 export interface EventDataMap {
   'agent/inbox/spliced': SpliceData;
   'turn/start': { turn: number };
@@ -107,6 +138,8 @@ export interface EventDataMap {
   'tool/result': { turn: number; step: number; callId: string; content: ContentBlock[]; error?: ErrorInfo };
   'tool/approval-requested': ApprovalRequest;
   'tool/approval-resolved': ApprovalResolution;
+  'budget/exceeded': BudgetExceeded;
+  'budget/resolved': BudgetResolution;
   'session/disposed': Record<string, never>;
 }
 
@@ -133,8 +166,15 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'tool/result',
   'tool/approval-requested',
   'tool/approval-resolved',
+  'budget/exceeded',
+  'budget/resolved',
   'session/disposed',
 ];
+
+const BudgetUsedShape = Object.fromEntries(BUDGET_LIMIT_KEYS.map((k) => [k, z.number()])) as Record<
+  BudgetKey,
+  z.ZodNumber
+>;
 
 // ---- zod schemas of every core event (used by clients and tests to validate what a session returns) ----
 
@@ -209,6 +249,20 @@ export const EventDataSchemas = {
     decision: z.enum(['approve', 'deny']),
     reason: z.string().optional(),
     by: z.enum(['caller', 'timeout', 'cancel']),
+  }),
+  'budget/exceeded': z.object({
+    ...TurnStep,
+    used: z.object(BudgetUsedShape),
+    limits: BudgetLimitsSchema,
+    over: z.array(z.enum(BUDGET_LIMIT_KEYS)),
+    waits: z.boolean(),
+  }),
+  'budget/resolved': z.object({
+    ...TurnStep,
+    decision: z.enum(['extend', 'deny']),
+    limits: BudgetLimitsSchema,
+    reason: z.string().optional(),
+    by: z.enum(['caller', 'cancel']),
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

@@ -100,6 +100,8 @@ class LogChecker {
   private readonly entered = new Map<string, number>();
   private previous: SessionEvent | undefined;
   private disposedAt: number | undefined;
+  /** The step a budget pause waits before (between its budget/exceeded and budget/resolved). */
+  private budgetPause: number | undefined;
 
   constructor(private readonly opts: CheckLogOptions) {
     const initial = opts.initial ?? {};
@@ -161,11 +163,16 @@ class LogChecker {
           this.unresultedCalls(`seq ${event.seq}: turn/end`);
           this.step = undefined;
         }
+        if (this.budgetPause !== undefined)
+          this.report(event, `while the budget waits for a decision (before step ${this.budgetPause})`);
+        this.budgetPause = undefined;
         this.turnOpen = false;
         this.claimed.clear();
         return;
       case 'step/start': {
         if (!this.turnOpen) return this.report(event, 'outside a turn');
+        if (this.budgetPause !== undefined)
+          this.report(event, 'while the budget waits for a decision (a budget/resolved comes first)');
         if (this.step) this.report(event, `while step ${this.step.turn}.${this.step.step} is open`);
         const { turn, step } = event.data;
         if (turn !== this.turn) this.report(event, `expected turn ${this.turn}, got ${turn}`);
@@ -246,6 +253,21 @@ class LogChecker {
         step.calls.set(callId, true);
         return;
       }
+      case 'budget/exceeded':
+        if (!this.turnOpen) return this.report(event, 'outside a turn');
+        if (this.step)
+          this.report(event, `inside step ${this.step.turn}.${this.step.step}: it comes before a step`);
+        if (this.budgetPause) this.report(event, 'while the budget already waits for a decision');
+        if (event.data.step !== this.stepsInTurn + 1)
+          this.report(event, `names step ${event.data.step}; the next step is ${this.stepsInTurn + 1}`);
+        if (event.data.waits) this.budgetPause = event.data.step;
+        return;
+      case 'budget/resolved':
+        if (this.budgetPause === undefined) return this.report(event, 'without a budget/exceeded that waits');
+        if (event.data.step !== this.budgetPause)
+          this.report(event, `names step ${event.data.step}; the pause was before step ${this.budgetPause}`);
+        this.budgetPause = undefined;
+        return;
       case 'session/disposed':
         if (this.turnOpen) this.report(event, `while turn ${this.turn} is open`);
         this.disposedAt = event.seq;

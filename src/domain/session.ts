@@ -35,7 +35,15 @@ import {
 } from './inbox';
 import type { ContentBlock, UserMessage } from './messages';
 import { emptyTranscript, projectEvent, type TranscriptState } from './transcript';
-import { LANE_RULES, type DeliveryReceipt, type Lane } from './wire';
+import {
+  budgetRemaining,
+  LANE_RULES,
+  type BudgetKey,
+  type BudgetLimits,
+  type BudgetUsed,
+  type DeliveryReceipt,
+  type Lane,
+} from './wire';
 
 /** How many accepted message ids are remembered for idempotency (rule 4); carried across continue-as-new. */
 export const RECENT_ID_WINDOW = 4096;
@@ -92,6 +100,14 @@ export interface SessionSnapshot {
   modelRequests: number;
   /** Tokens the providers reported, per model label (`provider:model`, `default`), over the whole session. */
   usage?: Record<string, UsageTotals>;
+  /** Committed model answers and tool results over the whole session (the budget's call counts). */
+  ledger?: { modelCalls: number; toolCalls: number };
+  /** The budget limits in force (the config's, then as a person extended them). */
+  budget?: BudgetLimits;
+  /** Set while the open turn waits for a decision on its budget (`budget/exceeded` logged, `waits`). */
+  budgetPause?: { turn: number; step: number };
+  /** How the last budget pause ended (the driver reads it when the wait is over). */
+  lastBudgetDecision?: 'extend' | 'deny';
 }
 
 /** How many resolved approvals are remembered (an `approve` that repeats a decision is told `duplicate`). */
@@ -145,6 +161,13 @@ export interface SessionStateView {
   usage: UsageTotals & { byModel: Record<string, UsageTotals> };
   /** Tool calls of the running turn that wait for a decision (the `approve` update), oldest first. */
   approvals: PendingApproval[];
+  /** The session's budget, when it has one: limits, what is used and left, and whether it waits for a decision. */
+  budget?: {
+    limits: BudgetLimits;
+    used: BudgetUsed;
+    remaining: Partial<BudgetUsed>;
+    paused?: { turn: number; step: number };
+  };
 }
 
 export type AcceptResult = { receipt: DeliveryReceipt; accepted: boolean };
@@ -253,7 +276,85 @@ export class SessionCore {
       approvals: this.pendingApprovals(),
     };
     if (this.s.lastRefusal !== undefined) view.lastRefusal = this.s.lastRefusal;
+    if (this.s.budget) {
+      const used = this.budgetUsed();
+      view.budget = {
+        limits: { ...this.s.budget },
+        used,
+        remaining: budgetRemaining(used, this.s.budget),
+        ...(this.s.budgetPause ? { paused: { ...this.s.budgetPause } } : {}),
+      };
+    }
     return view;
+  }
+
+  // ---- budget ----
+
+  /** What the session has used of each budget limit: committed results only, so retries never count twice. */
+  budgetUsed(): BudgetUsed {
+    const u = this.usage();
+    const ledger = this.s.ledger ?? { modelCalls: 0, toolCalls: 0 };
+    return {
+      inputTokens: u.inputTokens,
+      outputTokens: u.outputTokens,
+      modelCalls: ledger.modelCalls,
+      toolCalls: ledger.toolCalls,
+    };
+  }
+
+  /** The limits in force; undefined when the session has no budget. */
+  get budgetLimits(): BudgetLimits | undefined {
+    return this.s.budget;
+  }
+
+  /** Sets the limits a session starts with (its config's); a carried session keeps the ones it had. */
+  initBudget(limits: BudgetLimits): void {
+    this.s.budget ??= { ...limits };
+  }
+
+  get budgetPaused(): { turn: number; step: number } | undefined {
+    return this.s.budgetPause;
+  }
+
+  get lastBudgetDecision(): 'extend' | 'deny' | undefined {
+    return this.s.lastBudgetDecision;
+  }
+
+  /** Logs that the next model step would breach the budget; with `waits`, the turn now waits for a decision. */
+  budgetExceeded(over: BudgetKey[], waits: boolean): void {
+    this.requireTurn('budget/exceeded');
+    if (this.s.stepOpen) throw new SessionStateError('budget/exceeded inside an open step');
+    if (this.s.budgetPause) throw new SessionStateError('budget/exceeded while already paused');
+    const step = this.s.step + 1;
+    this.append({
+      type: 'budget/exceeded',
+      data: { turn: this.s.turn, step, used: this.budgetUsed(), limits: { ...this.s.budget }, over, waits },
+    });
+    if (waits) this.s.budgetPause = { turn: this.s.turn, step };
+  }
+
+  /** Ends a budget pause: `extend` puts the new limits in force. False (nothing logged) when not paused. */
+  resolveBudget(
+    decision: 'extend' | 'deny',
+    by: 'caller' | 'cancel',
+    opts: { limits?: BudgetLimits; reason?: string } = {},
+  ): boolean {
+    const pause = this.s.budgetPause;
+    if (!pause) return false;
+    if (decision === 'extend') this.s.budget = { ...this.s.budget, ...opts.limits };
+    this.s.budgetPause = undefined;
+    this.s.lastBudgetDecision = decision;
+    this.append({
+      type: 'budget/resolved',
+      data: {
+        ...pause,
+        decision,
+        limits: { ...this.s.budget },
+        ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+        by,
+      },
+    });
+    return true;
   }
 
   /** Tool calls waiting for a decision, oldest first. */
@@ -432,6 +533,7 @@ export class SessionCore {
     }
     if (extra.tools) data.tools = extra.tools;
     if (extra.interrupted) data.interrupted = true;
+    this.count('modelCalls');
     const text = message.content.map((b) => b.text).join('');
     if (text) this.answer = text;
     this.append({ type: 'assistant/message', data });
@@ -454,7 +556,13 @@ export class SessionCore {
     this.requireStep('tool/result');
     const data: EventDataMap['tool/result'] = { turn: this.s.turn, step: this.s.step, callId, content };
     if (error) data.error = error;
+    this.count('toolCalls');
     this.append({ type: 'tool/result', data });
+  }
+
+  private count(what: 'modelCalls' | 'toolCalls'): void {
+    const ledger = (this.s.ledger ??= { modelCalls: 0, toolCalls: 0 });
+    ledger[what] += 1;
   }
 
   /** Records that a call of the open step waits for a decision before it runs. */
@@ -511,6 +619,7 @@ export class SessionCore {
     // Only a failure inside the loop leaves an approval waiting here; it cannot outlive its turn.
     for (const callId of [...this.pendingApprovalsById.keys()])
       this.resolveApproval(callId, 'deny', 'cancel');
+    this.resolveBudget('deny', 'cancel');
     if (this.s.stepOpen) this.endStep();
     this.s.turnOpen = false;
     if (reason.kind === 'blocked' || reason.kind === 'error') this.s.suspended = true;

@@ -5,7 +5,10 @@
 import { z } from 'zod';
 import type { TurnEndReason } from './events';
 import { LIMITS, MessageInputSchema } from './messages';
+import { BUDGET_LIMIT_KEYS, BudgetLimitsSchema } from './budget';
 import { NameSchema, ToolSelectorSchema } from './names';
+
+export * from './budget';
 
 export const LANES = ['followup', 'steer', 'inject'] as const;
 export type Lane = (typeof LANES)[number];
@@ -146,6 +149,16 @@ export const SessionConfigSchema = z.strictObject({
     .strictObject({
       tools: z.union([z.literal('*'), z.array(NameSchema).max(128)]),
       timeoutMs: z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_MS).optional(),
+    })
+    .optional(),
+  /**
+   * Spending limits. Before a model step the ledger says would breach one, the session logs `budget/exceeded` and
+   * waits for a person's `budget` decision (extend or deny); with `onExceeded: 'stop'` it ends the turn at once with
+   * error BUDGET_EXCEEDED.
+   */
+  budget: BudgetLimitsSchema.extend({ onExceeded: z.enum(['ask', 'stop']).optional() })
+    .refine((b) => BUDGET_LIMIT_KEYS.some((k) => b[k] !== undefined), {
+      message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
     })
     .optional(),
 });

@@ -187,6 +187,8 @@ export class EffectInterpreter {
       case 'await-approval':
         this.approvalTimer(effect.approval.callId, effect.approval.timeoutMs);
         return undefined;
+      case 'await-budget':
+        return this.budgetPause();
     }
   }
 
@@ -218,6 +220,20 @@ export class EffectInterpreter {
       // The turn was cancelled: the cancel resolves the approval.
       () => undefined,
     );
+  }
+
+  /**
+   * Waits durably (no activity, no timer, no polling) until a `budget` decision ends the pause; a cancel of the turn
+   * ends the wait through the turn's cancellation scope, and the driver closes the turn aborted.
+   */
+  private async budgetPause(): Promise<Answer> {
+    const core = this.driver.core;
+    try {
+      await condition(() => core.budgetPaused === undefined || core.canceling !== undefined);
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+    }
+    return undefined;
   }
 
   private async preStep(request: PreStepRequest): Promise<Answer> {
@@ -391,6 +407,8 @@ function waitingFor(effect: Effect, running: ReadonlyMap<number, string>): Waiti
       return { kind: 'approval-check' };
     case 'await-approval':
       return undefined;
+    case 'await-budget':
+      return { kind: 'budget' };
   }
 }
 

@@ -18,6 +18,7 @@ import {
 } from '@temporalio/workflow';
 import {
   approveUpdate,
+  budgetUpdate,
   cancelSignal,
   deliverUpdate,
   disposeSignal,
@@ -162,6 +163,11 @@ class SessionWorkflow {
       validator: (raw: unknown) => void asFailure(() => driver.validateApprove(raw)),
       description:
         'Decides a tool call waiting for approval: {callId, decision: approve|deny, reason?} → {callId, decision, duplicate}. Refuses a call that is not waiting, naming it.',
+    });
+    setHandler(budgetUpdate, (raw) => asFailure(() => driver.budget(raw)), {
+      validator: (raw: unknown) => void asFailure(() => driver.validateBudget(raw)),
+      description:
+        'Decides a session waiting at its budget: {decision: extend, limits} or {decision: deny, reason?} → {decision, limits}. Refuses when the session does not wait, or limits that would not let the step run.',
     });
     setHandler(
       eventsQuery,

@@ -139,6 +139,9 @@ describe('bad arguments', () => {
       () => expectUsageError(['list', '--idle-for', '5 minutes'], /invalid --idle-for "5 minutes"/),
       () => expectUsageError(['ask', 's', 'hi', '--timeout', '0'], /invalid --timeout "0"/),
       () => expectUsageError(['ui', '--token', 'short'], /--token: at least 16 characters/),
+      () => expectUsageError(['budget', 's', 'extend'], /extend needs a new limit/),
+      () => expectUsageError(['budget', 's', 'raise'], /unknown budget decision "raise"/),
+      () => expectUsageError(['start', 's', '--budget', 'dollars=5'], /invalid --budget "dollars=5"/),
       () =>
         expectUsageError(
           ['ui', '--token', 'same-token-0123456789', '--read-token', 'same-token-0123456789'],

@@ -21,6 +21,7 @@ import {
   spliceShape,
   type Answer,
   type ApprovalReceipt,
+  type BudgetReceipt,
   type DeliveryReceipt,
   type CarriedSession,
   type DriverGenerator,
@@ -77,12 +78,16 @@ export interface SignalArrival {
 export interface ApproveArrival {
   approve: unknown;
 }
-export type Arrival = Delivery | SignalArrival | ApproveArrival;
+/** A decision on a session waiting at its budget (the `budget` update). */
+export interface BudgetArrival {
+  budget: unknown;
+}
+export type Arrival = Delivery | SignalArrival | ApproveArrival | BudgetArrival;
 
 /** What one arrival got: a receipt for a delivery, or the refusal (the `deliver` update's rejection). */
 export interface ArrivalResult {
   accepted: boolean;
-  receipt?: DeliveryReceipt | ApprovalReceipt;
+  receipt?: DeliveryReceipt | ApprovalReceipt | BudgetReceipt;
   refused?: string;
 }
 
@@ -239,6 +244,18 @@ export class InMemorySession {
     return result;
   }
 
+  /** A `budget` update: its receipt, or the validator's refusal; then the loop runs. */
+  budget(input: unknown): ArrivalResult {
+    const result = this.arrive({ budget: input });
+    this.resume();
+    return result;
+  }
+
+  /** Whether the loop waits at its budget for a decision. */
+  get waitingForBudget(): boolean {
+    return this.pendingEffect?.type === 'await-budget';
+  }
+
   /** The approval timer of a call fires (durable time passing); the session must have started it. */
   timeout(callId: string): void {
     if (!this.approvalTimers.has(callId)) throw new Error(`no approval timer for ${callId}`);
@@ -296,6 +313,14 @@ export class InMemorySession {
 
   private arrive(a: Arrival): ArrivalResult {
     this.arrived.push(a);
+    if ('budget' in a) {
+      try {
+        return { accepted: true, receipt: this.driver.budget(a.budget) };
+      } catch (err) {
+        if (err instanceof SessionRefusal) return { accepted: false, refused: err.message };
+        throw err;
+      }
+    }
     if ('approve' in a) {
       try {
         return { accepted: true, receipt: this.driver.approve(a.approve) };
@@ -344,6 +369,11 @@ export class InMemorySession {
   /** Resumes a driver that waits for work, if it has work now. */
   private resume(): void {
     if (this.completed || !this.pendingEffect) return;
+    if (this.pendingEffect.type === 'await-budget') {
+      if (this.core.budgetPaused && !this.inCanceledTurn) return;
+      this.pendingEffect = undefined;
+      return this.pump(this.gen.next(undefined as unknown as Answer));
+    }
     if (this.pendingEffect.type === 'tool-settled') {
       if (!this.approvalWoken) return;
       this.approvalWoken = false;
@@ -364,6 +394,11 @@ export class InMemorySession {
       }
       // Nothing runs and no decision came: the batch waits for one (an `approve`, a timeout, a cancel).
       if (effect.type === 'tool-settled' && !this.approvalWoken && this.running.length === 0) {
+        this.pendingEffect = effect;
+        return;
+      }
+      // At its budget, the turn waits for a `budget` decision or a cancel.
+      if (effect.type === 'await-budget' && this.core.budgetPaused && !this.inCanceledTurn) {
         this.pendingEffect = effect;
         return;
       }
@@ -414,6 +449,8 @@ export class InMemorySession {
       case 'await-approval':
         if (effect.approval.timeoutMs !== undefined)
           this.approvalTimers.set(effect.approval.callId, effect.approval.timeoutMs);
+        return undefined as unknown as Answer;
+      case 'await-budget':
         return undefined as unknown as Answer;
     }
   }
@@ -648,6 +685,10 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `approval? ${e.data.callId}`;
       case 'tool/approval-resolved':
         return `approval ${e.data.callId} ${e.data.decision} by ${e.data.by}`;
+      case 'budget/exceeded':
+        return `budget/exceeded ${e.data.turn}.${e.data.step} ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
+      case 'budget/resolved':
+        return `budget/resolved ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by}`;
       case 'session/disposed':
         return e.type;
     }

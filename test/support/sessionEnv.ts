@@ -98,6 +98,10 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `approval requested ${e.data.name} ${e.data.callId}`;
       case 'tool/approval-resolved':
         return `approval ${e.data.callId} ${e.data.decision} by ${e.data.by}`;
+      case 'budget/exceeded':
+        return `budget/exceeded ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
+      case 'budget/resolved':
+        return `budget/resolved ${e.data.decision} by ${e.data.by}`;
       case 'session/disposed':
         return 'session/disposed';
     }

@@ -59,6 +59,15 @@ export const stateCommand: Command = {
         out(
           `awaiting approval: ${a.callId} ${a.name} ${JSON.stringify(a.arguments)} (step ${a.turn}.${a.step})`,
         );
+      if (state.budget) {
+        const { limits, used, paused } = state.budget;
+        const parts = (Object.keys(limits) as (keyof typeof limits)[]).map(
+          (k) => `${k} ${used[k]}/${limits[k]}`,
+        );
+        out(
+          `budget: ${parts.join(', ')}${paused ? ` — waiting before step ${paused.turn}.${paused.step}: agent-sessions budget ${sessionId} extend|deny` : ''}`,
+        );
+      }
       // Absent from sessions whose worker predates usage accounting.
       if (state.usage) {
         const models = Object.entries(state.usage.byModel).map(
@@ -145,6 +154,10 @@ export function eventLine(e: SessionEvent): string {
       return `${head} ${e.data.callId} ${e.data.name} ${JSON.stringify(e.data.arguments)}`;
     case 'tool/approval-resolved':
       return `${head} ${e.data.callId} ${e.data.decision} by ${e.data.by}${e.data.reason ? `: ${e.data.reason}` : ''}`;
+    case 'budget/exceeded':
+      return `${head} ${e.data.turn}.${e.data.step} ${e.data.over.map((k) => `${k} ${e.data.used[k]} of ${e.data.limits[k]}`).join(', ')}${e.data.waits ? ' (waits)' : ''}`;
+    case 'budget/resolved':
+      return `${head} ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by} ${JSON.stringify(e.data.limits)}${e.data.reason ? `: ${e.data.reason}` : ''}`;
     case 'session/disposed':
       return head;
     default:

@@ -26,6 +26,7 @@ export const START_OPTIONS = {
   labels: { type: 'string' },
   approvals: { type: 'string' },
   'approval-timeout': { type: 'string' },
+  budget: { type: 'string' },
 } as const satisfies OptionSpec;
 
 const startHelpLines = [
@@ -36,6 +37,8 @@ const startHelpLines = [
   '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
   '  --approvals LIST  tools whose calls wait for `agent-sessions approve|deny` (comma-separated, or * for all)',
   '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
+  '  --budget LIST  spending limits, e.g. modelCalls=20,toolCalls=50,inputTokens=200000,outputTokens=20000; the',
+  '                 session waits at a limit for `agent-sessions budget <id> extend|deny` (add stop to end the turn)',
 ];
 
 /** `start`'s options as help lines under a heading (for `schedule create`). */
@@ -48,7 +51,7 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS] [--budget LIST]',
   details: ['options:', ...startHelpLines].join('\n'),
   options: START_OPTIONS,
   connects: true,
@@ -99,7 +102,29 @@ export function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
       tools: approvals.trim() === '*' ? '*' : approvals.trim() ? parseTools(approvals) : [],
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     };
+  const budget = stringOpt(p, 'budget');
+  if (budget !== undefined) config.budget = parseBudget(budget);
   return config;
+}
+
+/** `modelCalls=20,inputTokens=200000[,stop]` → SessionConfig.budget. Throws UsageError naming the bad part. */
+function parseBudget(text: string): NonNullable<SessionConfig['budget']> {
+  const budget: NonNullable<SessionConfig['budget']> = {};
+  for (const part of text.split(',').map((x) => x.trim())) {
+    if (part === 'stop' || part === 'ask') {
+      budget.onExceeded = part;
+      continue;
+    }
+    const m = /^(modelCalls|toolCalls|inputTokens|outputTokens)=(\d+)$/.exec(part);
+    if (!m || Number(m[2]) < 1)
+      throw new UsageError(
+        `invalid --budget "${part}": write LIMIT=N (LIMIT one of modelCalls, toolCalls, inputTokens, outputTokens; N at least 1), or stop`,
+      );
+    budget[m[1] as 'modelCalls'] = Number(m[2]);
+  }
+  if (!['modelCalls', 'toolCalls', 'inputTokens', 'outputTokens'].some((k) => k in budget))
+    throw new UsageError('invalid --budget: name at least one limit');
+  return budget;
 }
 
 function parseScript(text: string): ScriptedStep[] {
