@@ -17,6 +17,7 @@ import { mcpCommand } from './commands/mcp';
 import { usageCommand } from './commands/usage';
 import { devCommand } from './commands/dev';
 import { historyCommand, replayCommand } from './commands/history';
+import { forkCommand } from './commands/fork';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
 import { scheduleCommand } from './commands/schedule';
 import { startCommand } from './commands/start';
@@ -32,6 +33,7 @@ const LIST: Command[] = [
   devCommand,
   workerCommand,
   startCommand,
+  forkCommand,
   laneCommand('followup'),
   laneCommand('steer'),
   laneCommand('inject'),

@@ -214,6 +214,15 @@ export class TranscriptRenderer {
         const why = reason ?? (by === 'cancel' ? 'the turn was cancelled' : '');
         return [this.paint(clip(`    ✗ budget not extended${why ? `: ${why}` : ''}`, this.width), 'red')];
       }
+      case 'session/forked': {
+        const { from, throughSeq, messages } = event.data;
+        return [
+          this.rule(`forked from ${from} at seq ${throughSeq} (${messages.length} messages)`, 'cyan'),
+          ...messages.flatMap((m) =>
+            m.role === 'tool' ? [] : this.block(m.role === 'user' ? '» ' : '◆ ', textOf(m.content), 'dim'),
+          ),
+        ];
+      }
       case 'session/disposed':
         this.disposed = true;
         this.turnOpen = false;

@@ -21,9 +21,11 @@ import type { DataConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { z } from 'zod';
 import {
   approveUpdate,
   budgetUpdate,
+  configQuery,
   cancelSignal,
   DEFAULT_TASK_QUEUE,
   deliverUpdate,
@@ -43,12 +45,14 @@ import { SEARCH_ATTRIBUTE_KEYS, SearchAttributes, sessionStartOptions } from '..
 import type { SessionEvent } from '../domain/events';
 import { MessageInputSchema, type MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
+import { projectTranscript } from '../domain/transcript';
 import {
   ApproveInputSchema,
   BudgetDecisionSchema,
   CancelInputSchema,
   laneInputProblem,
   SessionConfigSchema,
+  SessionIdSchema,
   type ApprovalReceipt,
   type BudgetDecision,
   type BudgetReceipt,
@@ -326,6 +330,46 @@ export class SessionClient {
     return this.query(sessionId, () =>
       this.handle(sessionId).executeUpdate(approveUpdate, { args: [parsed.data] }),
     );
+  }
+
+  /**
+   * Forks a session: starts `newId` with the source's config (overridable: model, tools, system, labels) and the
+   * source's model-visible transcript up to a turn boundary (default: its last ended turn), recorded in the new
+   * session's history as a snapshot (`session/forked`), so later changes to the source never change it. The source is
+   * untouched; it may have continued as new or be disposed. Throws InvalidInputError naming the field (a `throughSeq`
+   * that is not the end of a turn names the nearest ones), SessionNotFoundError for an unknown source.
+   */
+  async fork(sourceId: string, options: ForkOptions): Promise<ForkReceipt> {
+    const parsed = ForkOptionsSchema.safeParse(options);
+    if (!parsed.success) throw invalid(parsed.error.issues, 'fork');
+    const { newId, throughSeq, ...overrides } = parsed.data;
+    const events = await this.query(sourceId, () => this.allEvents(sourceId));
+    const ends = events.flatMap((e) => (e.type === 'turn/end' ? [e.seq] : []));
+    if (!ends.length)
+      throw new InvalidInputError(
+        'fork.throughSeq',
+        `invalid fork: session ${sourceId} has no ended turn to fork at`,
+      );
+    const through = throughSeq ?? ends.at(-1)!;
+    if (!ends.includes(through)) {
+      const nearest = [ends.filter((seq) => seq < through).at(-1), ends.find((seq) => seq > through)].filter(
+        (seq) => seq !== undefined,
+      );
+      throw new InvalidInputError(
+        'fork.throughSeq',
+        `invalid fork: fork.throughSeq: ${through} is not the end of a turn of ${sourceId}; the nearest: ${nearest.join(', ')}`,
+      );
+    }
+    const messages = projectTranscript(events.filter((e) => e.seq <= through));
+    const { fork: _sourceFork, ...sourceConfig } = await this.query(sourceId, () =>
+      this.handle(sourceId).query(configQuery),
+    );
+    await this.start(newId, {
+      ...sourceConfig,
+      ...overrides,
+      fork: { from: sourceId, throughSeq: through, messages },
+    });
+    return { sessionId: newId, from: sourceId, throughSeq: through, messages: messages.length };
   }
 
   /**
@@ -672,6 +716,27 @@ export class SessionClient {
     if (status === 'RUNNING') return err;
     return new SessionNotFoundError(sessionId, `its workflow is ${status.toLowerCase()}`);
   }
+}
+
+/** What `fork` takes: the new session's id, the source's turn boundary, and config it changes. */
+export const ForkOptionsSchema = z.strictObject({
+  newId: SessionIdSchema,
+  /** Seq of a `turn/end` of the source (default: its last). */
+  throughSeq: z.number().int().min(0).optional(),
+  model: SessionConfigSchema.shape.model,
+  tools: SessionConfigSchema.shape.tools,
+  system: SessionConfigSchema.shape.system,
+  labels: SessionConfigSchema.shape.labels,
+});
+export type ForkOptions = z.input<typeof ForkOptionsSchema>;
+
+/** What `fork` did. */
+export interface ForkReceipt {
+  sessionId: string;
+  from: string;
+  throughSeq: number;
+  /** Model-visible messages the fork starts with. */
+  messages: number;
 }
 
 export interface SessionListFilters {

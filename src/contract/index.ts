@@ -17,6 +17,7 @@ import type {
   DeliveryReceipt,
   EventsQuery,
   LaneSignal,
+  SessionConfig,
 } from '../domain/wire';
 
 export const WORKFLOW_TYPE = 'agentSession';
@@ -42,6 +43,8 @@ export const budgetUpdate = defineUpdate<BudgetReceipt, [BudgetDecision]>('budge
 
 export const eventsQuery = defineQuery<EventsPage, [EventsQuery?]>('events');
 export const stateQuery = defineQuery<SessionStateView>('state');
+/** The session's config (a fork's without its snapshot): what `fork` copies. */
+export const configQuery = defineQuery<SessionConfig>('config');
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
 
 /**

@@ -12,7 +12,14 @@ import {
   type BudgetUsed,
 } from './budget';
 import { describeZodIssue } from './util';
-import { ContentBlockSchema, UserMessageSchema, type ContentBlock, type UserMessage } from './messages';
+import {
+  ContentBlockSchema,
+  MessageSourceSchema,
+  UserMessageSchema,
+  type ContentBlock,
+  type UserMessage,
+} from './messages';
+import type { TranscriptEntry } from './transcript';
 
 export type InboxTarget = 'next-turn' | 'next-step';
 
@@ -118,6 +125,14 @@ export interface BudgetResolution {
   by: 'caller' | 'cancel';
 }
 
+/** Where a forked session came from, and the model-visible messages it starts with (`session/forked`). */
+export interface SessionForked {
+  from: string;
+  /** Seq of the source's `turn/end` the fork was taken at. */
+  throughSeq: number;
+  messages: TranscriptEntry[];
+}
+
 export interface EventDataMap {
   'agent/inbox/spliced': SpliceData;
   'turn/start': { turn: number };
@@ -140,6 +155,7 @@ export interface EventDataMap {
   'tool/approval-resolved': ApprovalResolution;
   'budget/exceeded': BudgetExceeded;
   'budget/resolved': BudgetResolution;
+  'session/forked': SessionForked;
   'session/disposed': Record<string, never>;
 }
 
@@ -168,6 +184,7 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'tool/approval-resolved',
   'budget/exceeded',
   'budget/resolved',
+  'session/forked',
   'session/disposed',
 ];
 
@@ -198,6 +215,30 @@ const ToolCallInfoSchema = z.object({
   arguments: z.record(z.string(), z.unknown()).nullable(),
   rawArguments: z.string().optional(),
 });
+
+/** One model-visible message (src/domain/transcript.ts), as a fork's snapshot carries it. */
+export const TranscriptEntrySchema = z.discriminatedUnion('role', [
+  z.strictObject({
+    role: z.literal('user'),
+    id: z.string().min(1),
+    content: z.array(ContentBlockSchema),
+    source: MessageSourceSchema,
+  }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    id: z.string().min(1),
+    content: z.array(ContentBlockSchema),
+    toolCalls: z.array(ToolCallInfoSchema).optional(),
+    interrupted: z.literal(true).optional(),
+  }),
+  z.strictObject({
+    role: z.literal('tool'),
+    callId: z.string().min(1),
+    name: z.string(),
+    content: z.array(ContentBlockSchema),
+    error: ErrorInfoSchema.optional(),
+  }),
+]);
 
 export const EventDataSchemas = {
   'agent/inbox/spliced': z.object({
@@ -263,6 +304,11 @@ export const EventDataSchemas = {
     limits: BudgetLimitsSchema,
     reason: z.string().optional(),
     by: z.enum(['caller', 'cancel']),
+  }),
+  'session/forked': z.object({
+    from: z.string(),
+    throughSeq: z.number().int().min(0),
+    messages: z.array(TranscriptEntrySchema),
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

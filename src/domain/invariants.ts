@@ -268,6 +268,9 @@ class LogChecker {
           this.report(event, `names step ${event.data.step}; the pause was before step ${this.budgetPause}`);
         this.budgetPause = undefined;
         return;
+      case 'session/forked':
+        if (event.seq !== 0) this.report(event, 'after the first event: a fork starts its log');
+        return;
       case 'session/disposed':
         if (this.turnOpen) this.report(event, `while turn ${this.turn} is open`);
         this.disposedAt = event.seq;

@@ -565,6 +565,15 @@ export class SessionCore {
     ledger[what] += 1;
   }
 
+  /**
+   * The first event of a forked session: where it came from, and the model-visible messages it starts with (they
+   * enter its transcript here, so what the model sees stays what the log holds).
+   */
+  forked(data: EventDataMap['session/forked']): void {
+    if (this.s.nextSeq !== 0) throw new SessionStateError('session/forked must be the first event');
+    this.append({ type: 'session/forked', data });
+  }
+
   /** Records that a call of the open step waits for a decision before it runs. */
   requestApproval(request: Omit<ApprovalRequest, 'turn' | 'step'>): void {
     this.requireStep('tool/approval-requested');

@@ -1,6 +1,7 @@
 /**
  * The transcript projection: the model-visible messages derived from the log ("model-visible ⟺ logged", rule 14).
- * `user/message`, `assistant/message` (interrupted ones keep their visible text) and `tool/result` are visible;
+ * `user/message`, `assistant/message` (interrupted ones keep their visible text), `tool/result` and the snapshot a
+ * forked session starts with (`session/forked`) are visible;
  * inbox splices, turn and step boundaries are not. Direct input and context differ only by `source` (rule 35).
  * Pure; the same fold runs incrementally in the workflow and over a whole log in tests.
  */
@@ -105,6 +106,9 @@ export function projectEvent(state: TranscriptState, event: SessionEvent): Trans
       break;
     case 'tool/call':
       state.callNames[event.data.callId] = event.data.name;
+      break;
+    case 'session/forked':
+      for (const entry of event.data.messages) push(state, entry);
       break;
     case 'tool/result':
       push(

@@ -3,7 +3,7 @@
  * as zod schemas. Pure. These are the only shapes accepted from outside; each error names the field.
  */
 import { z } from 'zod';
-import type { TurnEndReason } from './events';
+import { TranscriptEntrySchema, type TurnEndReason } from './events';
 import { LIMITS, MessageInputSchema } from './messages';
 import { BUDGET_LIMIT_KEYS, BudgetLimitsSchema } from './budget';
 import { NameSchema, ToolSelectorSchema } from './names';
@@ -118,6 +118,26 @@ export function modelLabel(model: { provider: string; model?: string } | undefin
 /** Longest `approvals.timeoutMs` a session may set: 30 days. */
 export const MAX_APPROVAL_TIMEOUT_MS = 30 * 24 * 3_600_000;
 
+/** Most characters of a fork's snapshot (its JSON), so a session's start stays well under Temporal's 2 MB payload. */
+export const MAX_FORK_SNAPSHOT_CHARS = 1_000_000;
+
+/**
+ * A session forked from another (`SessionClient.fork`): the source, the turn boundary, and the source's model-visible
+ * messages up to it. The messages are in the start argument of the fork's first run only (its history freezes them);
+ * later runs carry `from` and `throughSeq`.
+ */
+export const ForkSchema = z.strictObject({
+  from: z.string().regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
+  throughSeq: z.number().int().min(0),
+  messages: z
+    .array(TranscriptEntrySchema)
+    .refine((m) => JSON.stringify(m).length <= MAX_FORK_SNAPSHOT_CHARS, {
+      message: `at most ${MAX_FORK_SNAPSHOT_CHARS} characters of JSON: fork at an earlier turn`,
+    })
+    .optional(),
+});
+export type Fork = z.infer<typeof ForkSchema>;
+
 export const SessionConfigSchema = z.strictObject({
   model: ModelSpecSchema.optional(),
   system: z
@@ -156,6 +176,8 @@ export const SessionConfigSchema = z.strictObject({
    * waits for a person's `budget` decision (extend or deny); with `onExceeded: 'stop'` it ends the turn at once with
    * error BUDGET_EXCEEDED.
    */
+  /** Set by `SessionClient.fork`: where this session was forked from, and (first run) the snapshot it starts with. */
+  fork: ForkSchema.optional(),
   budget: BudgetLimitsSchema.extend({ onExceeded: z.enum(['ask', 'stop']).optional() })
     .refine((b) => BUDGET_LIMIT_KEYS.some((k) => b[k] !== undefined), {
       message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,

@@ -28,6 +28,7 @@ import {
   injectSignal,
   modelContextQuery,
   stateQuery,
+  configQuery,
   steerSignal,
   transcriptQuery,
 } from '../contract';
@@ -134,8 +135,10 @@ class SessionWorkflow {
     await condition(() => allHandlersFinished() || this.waitingForLaterTurn());
     if (this.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
     sessionMetrics.continuedAsNew();
+    // A fork's snapshot stays in its first run's history; the next run carries the transcript, not the snapshot.
+    const { fork, ...config } = this.config;
     await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
-      this.config,
+      fork ? { ...config, fork: { from: fork.from, throughSeq: fork.throughSeq } } : config,
       this.driver.carry(this.info.runId),
     );
   }
@@ -181,6 +184,17 @@ class SessionWorkflow {
       {
         description:
           "A page of this run's event log: {afterSeq?, limit?} → {events, nextSeq, previousRunId?}.",
+      },
+    );
+    setHandler(
+      configQuery,
+      () => {
+        const { fork, ...config } = this.config;
+        return fork ? { ...config, fork: { from: fork.from, throughSeq: fork.throughSeq } } : config;
+      },
+      {
+        description:
+          'The config the session was started with (a fork names its source, without the snapshot).',
       },
     );
     setHandler(stateQuery, () => driver.core.stateView(), {

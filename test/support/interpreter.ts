@@ -689,6 +689,8 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `budget/exceeded ${e.data.turn}.${e.data.step} ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
       case 'budget/resolved':
         return `budget/resolved ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by}`;
+      case 'session/forked':
+        return `session/forked ${e.data.from}@${e.data.throughSeq} ${e.data.messages.length}`;
       case 'session/disposed':
         return e.type;
     }

@@ -102,6 +102,8 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `budget/exceeded ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
       case 'budget/resolved':
         return `budget/resolved ${e.data.decision} by ${e.data.by}`;
+      case 'session/forked':
+        return `session/forked ${e.data.from}@${e.data.throughSeq}`;
       case 'session/disposed':
         return 'session/disposed';
     }

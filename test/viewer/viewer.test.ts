@@ -11,7 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { assertBuilt, cliEnv, ROOT, spawnCli, until, type LiveCli } from '../cli/cliSupport';
-import { newId, startSessionTestEnv, type SessionTestEnv } from '../support/sessionEnv';
+import { newId, settle, startSessionTestEnv, type SessionTestEnv } from '../support/sessionEnv';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -213,6 +213,27 @@ describe.skipIf(!haveChromium)('the web session viewer', () => {
       (st) => st.status === 'idle',
       'the turn to end',
     );
+  });
+
+  it('a forked session shows where it came from, with the messages it started with', async () => {
+    const s = t.sessions();
+    const source = newId('viewer-source');
+    await s.start(source, { model: { provider: 'scripted', steps: [{ text: 'Paris.' }] } });
+    await s.followup(source, 'Capital of France?');
+    await settle(s, source);
+    const fork = newId('viewer-fork');
+    await s.fork(source, { newId: fork });
+
+    const page = await open(FULL);
+    await page.goto(`${base}#/s/${encodeURIComponent(fork)}`);
+    await expect.poll(() => page.getByTestId('forked').textContent()).toContain(`forked from ${source}`);
+    await expect.poll(() => page.locator('.msg.user').first().textContent()).toContain('Capital of France?');
+    await expect.poll(() => page.locator('.msg.assistant').first().textContent()).toContain('Paris.');
+    await page.screenshot({ path: path.join(SHOTS, 'fork.png'), fullPage: true });
+    // The link leads to the source.
+    await page.getByTestId('forked').getByRole('link').click();
+    await expect.poll(() => page.getByTestId('session-id').textContent()).toBe(source);
+    await page.context().close();
   });
 
   it('bad input is refused naming the field', async () => {

@@ -158,6 +158,8 @@ export function eventLine(e: SessionEvent): string {
       return `${head} ${e.data.turn}.${e.data.step} ${e.data.over.map((k) => `${k} ${e.data.used[k]} of ${e.data.limits[k]}`).join(', ')}${e.data.waits ? ' (waits)' : ''}`;
     case 'budget/resolved':
       return `${head} ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by} ${JSON.stringify(e.data.limits)}${e.data.reason ? `: ${e.data.reason}` : ''}`;
+    case 'session/forked':
+      return `${head} from ${e.data.from} at seq ${e.data.throughSeq} with ${e.data.messages.length} messages`;
     case 'session/disposed':
       return head;
     default:

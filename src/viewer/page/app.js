@@ -205,6 +205,21 @@ function foldLog(events) {
         if (call) call.result = d;
         break;
       }
+      case 'session/forked':
+        entries.push({ kind: 'forked', seq: ev.seq, data: d });
+        d.messages.forEach((m, i) => {
+          if (m.role === 'user') entries.push({ kind: 'user', seq: `${ev.seq}:${i}`, message: m });
+          if (m.role === 'assistant' && m.content.some((b) => b.text))
+            entries.push({
+              kind: 'assistant',
+              seq: `${ev.seq}:${i}`,
+              turn: 0,
+              step: 0,
+              message: m,
+              forked: true,
+            });
+        });
+        break;
       case 'session/disposed':
         entries.push({ kind: 'disposed', seq: ev.seq });
         break;
@@ -359,6 +374,11 @@ function Entry({ entry, calls, pending, canWrite, path, onError }) {
       return html`<div class="divider end">turn ${entry.turn} ended: ${endLabel(entry.reason)}</div>`;
     case 'disposed':
       return html`<div class="divider end">session disposed</div>`;
+    case 'forked':
+      return html`<div class="divider forked" data-testid="forked">
+        forked from <a href=${`#/s/${encodeURIComponent(entry.data.from)}`}>${entry.data.from}</a>
+        ${` at seq ${entry.data.throughSeq} · ${entry.data.messages.length} messages`}
+      </div>`;
     case 'user': {
       const m = entry.message;
       if (m.source.kind === 'user')
@@ -373,7 +393,9 @@ function Entry({ entry, calls, pending, canWrite, path, onError }) {
     }
     case 'assistant':
       return html`<div class="msg assistant">
-        <div class="who">assistant · turn ${entry.turn} step ${entry.step}</div>
+        <div class="who">
+          ${entry.forked ? 'assistant · before the fork' : `assistant · turn ${entry.turn} step ${entry.step}`}
+        </div>
         <div class="text">${textOf(entry.message.content)}</div>
       </div>`;
     case 'tool':
