@@ -8,7 +8,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
 import type { ToolsOffered } from '../domain/events';
 import { toBlocks } from '../domain/messages';
-import type { ModelSpec } from '../domain/wire';
 import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
 import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
 import { ScriptedProvider, type ModelCallContext, type ModelProvider, type ScriptedRecorder } from './model';
@@ -36,6 +35,7 @@ import type {
   ToolSpec,
 } from './types';
 import { deliverScheduled } from './schedules';
+import { costMicrosOf, modelLabel, type ModelPrices, type ModelSpec } from '../domain/wire';
 
 /** The model that answers a session naming none, when the worker names no default: the offline scripted model. */
 export const SCRIPTED_DEFAULT_MODEL: ModelSpec = { provider: 'scripted', steps: [] };
@@ -50,6 +50,8 @@ export interface ActivityDeps {
   providers?: Record<string, ModelProvider>;
   /** The model of sessions that name none (default: the scripted model). */
   defaultModel?: ModelSpec;
+  /** Prices by model label: a priced answer's usage carries its `costMicros` (budgets count it). */
+  prices?: ModelPrices;
   /** Receives every request the scripted model answers (tests assert on it). */
   scriptedRecorder?: ScriptedRecorder;
   /** The transcript cache (default: one per activities object, filled from the session's workflow history). */
@@ -147,7 +149,12 @@ export function createActivities(deps: ActivityDeps) {
           ? { ...details, ...where }
           : details,
       );
-    const result = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    const answered = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    const price = deps.prices?.[modelLabel(model)];
+    const result =
+      price && answered.usage
+        ? { ...answered, usage: { ...answered.usage, costMicros: costMicrosOf(answered.usage, price) } }
+        : answered;
     return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
   }
 

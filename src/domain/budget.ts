@@ -14,9 +14,17 @@ export const BudgetLimitsSchema = z.strictObject({
   modelCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   /** Tool results committed (`tool/result` events). */
   toolCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** Cost in millionths of the price table's currency, from the worker's prices (AGENT_SESSIONS_MODEL_PRICES). */
+  costMicros: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;
-export const BUDGET_LIMIT_KEYS = ['inputTokens', 'outputTokens', 'modelCalls', 'toolCalls'] as const;
+export const BUDGET_LIMIT_KEYS = [
+  'inputTokens',
+  'outputTokens',
+  'modelCalls',
+  'toolCalls',
+  'costMicros',
+] as const;
 export type BudgetKey = (typeof BUDGET_LIMIT_KEYS)[number];
 
 /** What a session has used of each budget limit (committed results only; retries never count twice). */
@@ -70,4 +78,25 @@ export function budgetRemaining(used: BudgetUsed, limits: BudgetLimits): Partial
     if (limit !== undefined) left[k] = Math.max(0, limit - used[k]);
   }
   return left;
+}
+
+/** A model's price on the worker: currency units (e.g. USD) per million input and output tokens. */
+export const ModelPriceSchema = z.strictObject({
+  inputPerMillion: z.number().min(0).max(1_000_000),
+  outputPerMillion: z.number().min(0).max(1_000_000),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
+/** The worker's price table, by model label (`provider:model`, as `AgentSessionModel` shows it). */
+export const ModelPricesSchema = z.record(z.string().min(1).max(256), ModelPriceSchema);
+export type ModelPrices = z.infer<typeof ModelPricesSchema>;
+
+/** What a model answer cost, in millionths of the price's currency (units per million tokens × tokens). */
+export function costMicrosOf(
+  usage: { inputTokens?: number; outputTokens?: number },
+  price: ModelPrice,
+): number {
+  return Math.round(
+    (usage.inputTokens ?? 0) * price.inputPerMillion + (usage.outputTokens ?? 0) * price.outputPerMillion,
+  );
 }

@@ -76,6 +76,8 @@ export interface Usage {
   inputTokens?: number;
   outputTokens?: number;
   totalTokens?: number;
+  /** What the answer cost by the worker's price table (millionths of its currency); absent without a price. */
+  costMicros?: number;
 }
 
 /** A caller's decision on a tool call that needs approval. */
@@ -266,6 +268,7 @@ export const EventDataSchemas = {
         inputTokens: z.number().optional(),
         outputTokens: z.number().optional(),
         totalTokens: z.number().optional(),
+        costMicros: z.number().optional(),
       })
       .optional(),
     tools: z.object({ names: z.array(z.string()), hash: z.string() }).optional(),

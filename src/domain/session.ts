@@ -101,7 +101,7 @@ export interface SessionSnapshot {
   /** Tokens the providers reported, per model label (`provider:model`, `default`), over the whole session. */
   usage?: Record<string, UsageTotals>;
   /** Committed model answers and tool results over the whole session (the budget's call counts). */
-  ledger?: { modelCalls: number; toolCalls: number };
+  ledger?: { modelCalls: number; toolCalls: number; costMicros?: number };
   /** The budget limits in force (the config's, then as a person extended them). */
   budget?: BudgetLimits;
   /** Set while the open turn waits for a decision on its budget (`budget/exceeded` logged, `waits`). */
@@ -299,6 +299,7 @@ export class SessionCore {
       outputTokens: u.outputTokens,
       modelCalls: ledger.modelCalls,
       toolCalls: ledger.toolCalls,
+      costMicros: ledger.costMicros ?? 0,
     };
   }
 
@@ -534,6 +535,10 @@ export class SessionCore {
     if (extra.tools) data.tools = extra.tools;
     if (extra.interrupted) data.interrupted = true;
     this.count('modelCalls');
+    if (extra.usage?.costMicros) {
+      const ledger = this.s.ledger!;
+      ledger.costMicros = (ledger.costMicros ?? 0) + extra.usage.costMicros;
+    }
     const text = message.content.map((b) => b.text).join('');
     if (text) this.answer = text;
     this.append({ type: 'assistant/message', data });

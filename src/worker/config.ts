@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { KeyringSchema } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { issueField } from '../domain/util';
-import { parseModelRef } from '../domain/wire';
+import { ModelPricesSchema, parseModelRef } from '../domain/wire';
 
 /** Every environment variable the worker and the CLI read, with what it does. */
 export const ENV_VARS = {
@@ -39,6 +39,8 @@ export const ENV_VARS = {
     'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
   AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS:
     'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
+  AGENT_SESSIONS_MODEL_PRICES:
+    'prices of models by label, as JSON: {"openai:gpt-4o-mini": {"inputPerMillion": 0.15, "outputPerMillion": 0.6}} (currency units per million tokens); priced answers carry usage.costMicros, which budgets can limit',
   AGENT_SESSIONS_HOOKS_FILE:
     'JSON file naming the HTTP and command hooks the worker registers (see README "Hooks")',
   AGENT_SESSIONS_UI_TOKEN:
@@ -122,6 +124,7 @@ const ConfigSchema = z.object({
   }),
   defaultModel: z.string().min(1).optional(),
   hooksFile: z.string().min(1).optional(),
+  modelPrices: ModelPricesSchema.optional(),
   mcpFile: z.string().min(1).optional(),
   encryption: KeyringSchema,
   workflowBundle: z.string().min(1).optional(),
@@ -174,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
     hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
+    modelPrices: jsonVar(env, 'AGENT_SESSIONS_MODEL_PRICES'),
     mcpFile: blank(env.AGENT_SESSIONS_MCP_FILE),
     encryption: {
       current: blank(env.AGENT_SESSIONS_ENCRYPTION_KEY),
@@ -222,9 +226,21 @@ const ENV_NAMES: Record<string, string> = {
   'encryption.previous': 'AGENT_SESSIONS_ENCRYPTION_OLD_KEYS',
   workflowBundle: 'AGENT_SESSIONS_WORKFLOW_BUNDLE',
   mcpFile: 'AGENT_SESSIONS_MCP_FILE',
+  modelPrices: 'AGENT_SESSIONS_MODEL_PRICES',
   logLevel: 'LOG_LEVEL',
   logFormat: 'LOG_FORMAT',
 };
+
+/** A variable holding JSON, parsed; text that is not JSON throws naming the variable. */
+function jsonVar(env: NodeJS.ProcessEnv, name: EnvVarName): unknown {
+  const text = env[name]?.trim();
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new Error(`invalid configuration: ${name}: not JSON (${(err as Error).message})`);
+  }
+}
 
 /**
  * `name=path,name=path` as a record; a pair without `=` keeps its text as the name so the schema names the

@@ -27,7 +27,7 @@ import { resolveMcpServers, mcpServersFromFile, type McpServerConfig } from '../
 import { McpTools } from '../activities/mcp/tools';
 import { encryptionDataConverter, type EncryptionKeyring } from '../codec';
 import { DEFAULT_TASK_QUEUE, type TranscriptRefSinks } from '../contract';
-import { formatModelRef, type ModelSpec } from '../domain/wire';
+import { formatModelRef, type ModelPrices, type ModelSpec } from '../domain/wire';
 import {
   bundleWorkflows,
   DEFAULT_WORKFLOWS_PATH,
@@ -89,6 +89,11 @@ export interface SessionWorkerOptions {
   providers?: Record<string, ModelProvider>;
   /** The model of sessions that name none (default: the scripted model). Its provider must be registered. */
   defaultModel?: ModelSpec;
+  /**
+   * Prices by model label (`provider:model`): currency units per million input and output tokens. A priced answer's
+   * usage carries `costMicros`, which `SessionConfig.budget.costMicros` limits.
+   */
+  modelPrices?: ModelPrices;
   scriptedRecorder?: ScriptedRecorder;
   /**
    * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
@@ -167,6 +172,7 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     hooks: new HookRegistry(opts.hooks ?? []),
     ...(opts.providers ? { providers: opts.providers } : {}),
     ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
+    ...(opts.modelPrices ? { prices: opts.modelPrices } : {}),
     ...(opts.scriptedRecorder ? { scriptedRecorder: opts.scriptedRecorder } : {}),
   });
   const {
@@ -315,6 +321,7 @@ export async function runWorkerFromEnv(
     tools: toolsFromToolsets(config.toolsets),
     hooks,
     mcpServers,
+    ...(config.modelPrices ? { modelPrices: config.modelPrices } : {}),
     ...models,
     ...code,
     ...(config.encryption ? { encryption: config.encryption } : {}),

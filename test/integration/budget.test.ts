@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ModelProvider } from '../../src/activities/model';
 import { BudgetRefusedError, InvalidInputError, SessionClient } from '../../src/client';
 import { FailureTypes } from '../../src/contract';
+import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker } from '../../src/worker';
 import { assertBuilt, cli, cliEnv } from '../cli/cliSupport';
 import {
@@ -54,7 +55,7 @@ describe('a budget that pauses and asks', () => {
     );
     expect(paused.budget).toEqual({
       limits: { modelCalls: 2 },
-      used: { modelCalls: 2, toolCalls: 2, inputTokens: 300, outputTokens: 16 },
+      used: { modelCalls: 2, toolCalls: 2, inputTokens: 300, outputTokens: 16, costMicros: 0 },
       remaining: { modelCalls: 0 },
       paused: { turn: 1, step: 3 },
     });
@@ -91,6 +92,7 @@ describe('a budget that pauses and asks', () => {
       toolCalls: 2,
       inputTokens: 540,
       outputTokens: 20,
+      costMicros: 0,
     });
     // Nothing waits now: another decision is refused, saying so.
     await expect(s.budget(id, { decision: 'deny' })).rejects.toBeInstanceOf(BudgetRefusedError);
@@ -159,6 +161,7 @@ describe('a budget across failures', () => {
       toolCalls: 0,
       inputTokens: 100,
       outputTokens: 10,
+      costMicros: 0,
     });
     await s.followup(id, 'two');
     await waitUntil(
@@ -181,6 +184,42 @@ describe('a budget across failures', () => {
     } finally {
       w.worker.shutdown();
       await w.running;
+    }
+  });
+});
+
+describe('a budget in money', () => {
+  it("prices each answer by the worker's table and waits when the cost reaches the limit", async () => {
+    const taskQueue = `budget-prices-${randomUUID()}`;
+    const worker = await createSessionWorker({
+      connection: t.env.nativeConnection,
+      taskQueue,
+      tools: testingTools,
+      // 1 unit per million input tokens, 2 per million output tokens: 120 in + 8 out cost 136 micro-units.
+      modelPrices: { scripted: { inputPerMillion: 1, outputPerMillion: 2 } },
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
+    const running = worker.run();
+    try {
+      const s = new SessionClient({ client: t.env.client, taskQueue });
+      const id = newId('budget-cost');
+      await s.start(id, { tools: ['echo'], model: twoToolRounds, budget: { costMicros: 300 } });
+      await s.followup(id, 'research this');
+      const paused = await waitUntil(
+        () => s.state(id),
+        (st) => st.budget?.paused !== undefined,
+        'the pause',
+      );
+      // 136 + 196 = 332 ≥ 300 after two answers: the third waits.
+      expect(paused.budget?.used.costMicros).toBe(332);
+      const events = await s.allEvents(id);
+      const costs = events.flatMap((e) => (e.type === 'assistant/message' ? [e.data.usage?.costMicros] : []));
+      expect(costs).toEqual([136, 196]);
+      await s.budget(id, { decision: 'deny' });
+      await settle(s, id);
+    } finally {
+      worker.shutdown();
+      await running;
     }
   });
 });

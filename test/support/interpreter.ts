@@ -132,7 +132,7 @@ export interface ModelPlan {
   /** The model activity fails after its retries (rule 26). */
   fail?: string;
   /** Token usage the answer reports. */
-  usage?: { inputTokens?: number; outputTokens?: number };
+  usage?: { inputTokens?: number; outputTokens?: number; costMicros?: number };
 }
 
 export interface Script {

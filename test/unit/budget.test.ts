@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkLog, type SessionConfig } from '../../src/domain/index';
+import { loadConfig } from '../../src/worker/config';
 import { cancel, outline, queuedScript, InMemorySession, user, type ModelPlan } from '../support/interpreter';
 
 let sims: InMemorySession[] = [];
@@ -47,7 +48,7 @@ describe('a session at its budget', () => {
       status: 'running',
       budget: {
         limits: { modelCalls: 2 },
-        used: { modelCalls: 2, toolCalls: 2, inputTokens: 250, outputTokens: 20 },
+        used: { modelCalls: 2, toolCalls: 2, inputTokens: 250, outputTokens: 20, costMicros: 0 },
         remaining: { modelCalls: 0 },
         paused: { turn: 1, step: 3 },
       },
@@ -75,7 +76,7 @@ describe('a session at its budget', () => {
     ]);
     expect(s.core.stateView().budget).toEqual({
       limits: { modelCalls: 5 },
-      used: { modelCalls: 3, toolCalls: 2, inputTokens: 450, outputTokens: 25 },
+      used: { modelCalls: 3, toolCalls: 2, inputTokens: 450, outputTokens: 25, costMicros: 0 },
       remaining: { modelCalls: 2 },
     });
   });
@@ -137,6 +138,33 @@ describe('a session at its budget', () => {
     expect(s.core.lastTurnEnd()?.reason).toEqual({ kind: 'completed' });
   });
 
+  it('counts the cost the worker priced each answer at, and waits when it reaches the limit', () => {
+    const priced = (costMicros: number): ModelPlan['usage'] => ({
+      inputTokens: 10,
+      outputTokens: 1,
+      costMicros,
+    });
+    const s = sim(
+      [
+        { toolCalls: [{ name: 'read', callId: 'r1', args: {}, result: 'a' }], usage: priced(600) },
+        { toolCalls: [{ name: 'read', callId: 'r2', args: {}, result: 'b' }], usage: priced(600) },
+        { text: 'done', usage: priced(600) },
+      ],
+      { costMicros: 1000 },
+    );
+    s.followup(user('P'));
+    expect(outline(s.log).at(-1)).toBe('budget/exceeded 1.3 costMicros');
+    expect(s.core.stateView().budget?.used.costMicros).toBe(1200);
+    expect(s.budget({ decision: 'extend', limits: { costMicros: 1200 } })).toMatchObject({
+      accepted: false,
+      refused: expect.stringContaining(
+        'limits.costMicros: 1200 does not let the step run (used 1200; give at least 1201)',
+      ),
+    });
+    s.budget({ decision: 'extend', limits: { costMicros: 5000 } });
+    expect(s.core.stateView().budget?.used.costMicros).toBe(1800);
+  });
+
   it('the ledger and the limits carry across continue-as-new; a model failure counts nothing', () => {
     const s = sim([{ text: 'one' }, { fail: 'provider down' }, { text: 'three' }, { text: 'four' }], {
       modelCalls: 3,
@@ -155,5 +183,21 @@ describe('a session at its budget', () => {
     expect(outline(s.log).at(-1)).toBe('budget/exceeded 5.1 modelCalls');
     s.budget({ decision: 'deny' });
     expect(outline(s.log).slice(-2)).toEqual(['budget/resolved 5.1 deny by caller', 'turn/end 5 error']);
+  });
+});
+
+describe('the worker price table (AGENT_SESSIONS_MODEL_PRICES)', () => {
+  it('is read as JSON; a bad one is refused naming the variable', () => {
+    expect(
+      loadConfig({
+        AGENT_SESSIONS_MODEL_PRICES: '{"openai:gpt-4o-mini":{"inputPerMillion":0.15,"outputPerMillion":0.6}}',
+      }).modelPrices,
+    ).toEqual({ 'openai:gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } });
+    expect(() => loadConfig({ AGENT_SESSIONS_MODEL_PRICES: '{oops' })).toThrow(
+      /^invalid configuration: AGENT_SESSIONS_MODEL_PRICES: not JSON/,
+    );
+    expect(() =>
+      loadConfig({ AGENT_SESSIONS_MODEL_PRICES: '{"local":{"inputPerMillion":-1,"outputPerMillion":0}}' }),
+    ).toThrow(/^invalid configuration: AGENT_SESSIONS_MODEL_PRICES: /);
   });
 });

@@ -14,6 +14,7 @@ const LIMIT_OPTIONS = {
   'tool-calls': 'toolCalls',
   'input-tokens': 'inputTokens',
   'output-tokens': 'outputTokens',
+  'cost-micros': 'costMicros',
 } as const satisfies Record<string, keyof BudgetLimits>;
 
 export const budgetCommand: Command = {
@@ -21,12 +22,12 @@ export const budgetCommand: Command = {
   summary:
     'decide a session waiting at its budget: extend its limits, or deny (the turn ends BUDGET_EXCEEDED)',
   usage:
-    'agent-sessions budget <id> extend [--model-calls N] [--tool-calls N] [--input-tokens N] [--output-tokens N] [--reason TEXT]\n       agent-sessions budget <id> deny [--reason TEXT]',
+    'agent-sessions budget <id> extend [--model-calls N] [--tool-calls N] [--input-tokens N] [--output-tokens N] [--cost-micros N] [--reason TEXT]\n       agent-sessions budget <id> deny [--reason TEXT]',
   details: [
     'A session started with a budget (`start --budget`) logs budget/exceeded before a model step that would pass it',
     'and waits; `state` shows what is used. extend sets new limits (the others stay); each must let the step run.',
     'options:',
-    '  --model-calls N, --tool-calls N, --input-tokens N, --output-tokens N   new limits (extend)',
+    '  --model-calls N, --tool-calls N, --input-tokens N, --output-tokens N, --cost-micros N   new limits (extend)',
     '  --reason TEXT  why (at most 4096 characters)',
   ].join('\n'),
   options: {
@@ -34,6 +35,7 @@ export const budgetCommand: Command = {
     'tool-calls': { type: 'string' },
     'input-tokens': { type: 'string' },
     'output-tokens': { type: 'string' },
+    'cost-micros': { type: 'string' },
     reason: { type: 'string' },
   },
   connects: true,

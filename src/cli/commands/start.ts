@@ -115,14 +115,14 @@ function parseBudget(text: string): NonNullable<SessionConfig['budget']> {
       budget.onExceeded = part;
       continue;
     }
-    const m = /^(modelCalls|toolCalls|inputTokens|outputTokens)=(\d+)$/.exec(part);
+    const m = /^(modelCalls|toolCalls|inputTokens|outputTokens|costMicros)=(\d+)$/.exec(part);
     if (!m || Number(m[2]) < 1)
       throw new UsageError(
-        `invalid --budget "${part}": write LIMIT=N (LIMIT one of modelCalls, toolCalls, inputTokens, outputTokens; N at least 1), or stop`,
+        `invalid --budget "${part}": write LIMIT=N (LIMIT one of modelCalls, toolCalls, inputTokens, outputTokens, costMicros; N at least 1), or stop`,
       );
     budget[m[1] as 'modelCalls'] = Number(m[2]);
   }
-  if (!['modelCalls', 'toolCalls', 'inputTokens', 'outputTokens'].some((k) => k in budget))
+  if (!['modelCalls', 'toolCalls', 'inputTokens', 'outputTokens', 'costMicros'].some((k) => k in budget))
     throw new UsageError('invalid --budget: name at least one limit');
   return budget;
 }
