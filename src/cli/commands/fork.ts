@@ -4,10 +4,11 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { ForkOptions } from '../../client';
-import { intOpt, parseModel, parseTools, positionals, sessionIdArg, stringOpt } from '../args';
+import { intOpt, positionals, sessionIdArg } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { CliError } from '../errors';
+import { configFrom } from './start';
 
 export const forkCommand: Command = {
   name: 'fork',
@@ -33,17 +34,17 @@ export const forkCommand: Command = {
     const [source, target] = positionals(p, ['sourceId', 'newId']);
     const sourceId = sessionIdArg(source);
     const newId = sessionIdArg(target);
-    const options: ForkOptions = { newId };
     const through = intOpt(p, 'through', 0);
-    if (through !== undefined) options.throughSeq = through;
-    const model = stringOpt(p, 'model');
-    if (model !== undefined) options.model = parseModel(model);
-    const tools = stringOpt(p, 'tools');
-    if (tools !== undefined) options.tools = parseTools(tools);
-    const system = stringOpt(p, 'system');
-    if (system !== undefined) options.system = system;
-    const labels = stringOpt(p, 'labels');
-    if (labels !== undefined) options.labels = labels.split(',').map((l) => l.trim());
+    // The config changes are `start`'s options, parsed the same way (fork takes only these four).
+    const { model, tools, system, labels } = configFrom(p);
+    const options: ForkOptions = {
+      newId,
+      ...(through !== undefined ? { throughSeq: through } : {}),
+      ...(model ? { model } : {}),
+      ...(tools ? { tools } : {}),
+      ...(system !== undefined ? { system } : {}),
+      ...(labels ? { labels } : {}),
+    };
     return withSessions(p, async (sessions) => {
       try {
         const r = await sessions.fork(sourceId, options);
