@@ -121,8 +121,6 @@ export class SessionDriver {
   /** Count and hash of the transcript prefix the last model request saw (history grows with new content only). */
   private sent: { count: number; hash: string };
   private disposeRequested = false;
-  /** This run continues an earlier one (continue-as-new). */
-  private readonly carried: boolean;
   private tools: Map<string, ToolDescriptor> | undefined;
   private hooks: HookDescriptor[] | undefined;
   /**
@@ -151,7 +149,11 @@ export class SessionDriver {
       transcript,
     );
     this.sent = carried?.sent ?? { count: 0, hash: transcript.hash };
-    this.carried = carried !== undefined;
+    // A fork's first run starts its log with the snapshot it was forked with (later runs carry the transcript):
+    // here, before any signal or update is handled, so it is always the first event.
+    const fork = config.fork;
+    if (fork?.messages && !carried)
+      this.core.forked({ from: fork.from, throughSeq: fork.throughSeq, messages: fork.messages });
     if (config.budget) {
       const { onExceeded: _mode, ...limits } = config.budget;
       this.core.initBudget(limits);
@@ -387,10 +389,6 @@ export class SessionDriver {
 
   /** The session's life: turns while there is waking work, continue-as-new at quiet points, dispose at the end. */
   *run(): DriverGenerator {
-    // A fork's first run starts its log with the snapshot it was forked with (later runs carry the transcript).
-    const fork = this.config.fork;
-    if (fork?.messages && !this.carried && this.core.lastSeq === -1)
-      this.core.forked({ from: fork.from, throughSeq: fork.throughSeq, messages: fork.messages });
     for (;;) {
       yield* ask({ type: 'wait-for-work' });
       if (this.disposeRequested) break;

@@ -13,7 +13,14 @@ import type { SessionEvent } from '../../src/domain';
 import { textOf } from '../../src/domain/messages';
 import { exportHistory, replayHistories } from '../../src/testing';
 import { assertBuilt, cli, cliEnv } from '../cli/cliSupport';
-import { newId, settle, startSessionTestEnv, userTexts, type SessionTestEnv } from '../support/sessionEnv';
+import {
+  newId,
+  settle,
+  startSessionTestEnv,
+  userTexts,
+  waitUntil,
+  type SessionTestEnv,
+} from '../support/sessionEnv';
 
 let t: SessionTestEnv;
 let s: SessionClient;
@@ -54,6 +61,7 @@ describe('fork', () => {
       s.fork(source, { newId: fork, throughSeq: third, model: scripted('the fork answers') }),
     ).resolves.toEqual({ sessionId: fork, from: source, throughSeq: third, messages: 6 });
 
+    // Sent at once: the snapshot is still the fork's first event.
     await s.followup(fork, 'and now?');
     const forked = await settle(s, fork);
     expect(forked[0]).toMatchObject({
@@ -70,7 +78,11 @@ describe('fork', () => {
       'answer 3',
     ]);
     // The fork copied the source's config (labels) and took its own model; its inbox started empty.
-    expect((await s.row(fork)).labels).toEqual(['fork-test']);
+    await waitUntil(
+      () => s.row(fork),
+      (row) => row.labels?.includes('fork-test') === true,
+      'the fork in visibility with the copied labels',
+    );
     expect(forked.filter((e) => e.type === 'turn/start')).toHaveLength(1);
 
     // The source goes on; the fork does not change.
