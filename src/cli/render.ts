@@ -214,6 +214,23 @@ export class TranscriptRenderer {
         const why = reason ?? (by === 'cancel' ? 'the turn was cancelled' : '');
         return [this.paint(clip(`    ✗ budget not extended${why ? `: ${why}` : ''}`, this.width), 'red')];
       }
+      case 'subsession/started':
+        return [
+          this.paint(
+            clip(`    ↳ sub-session ${event.data.session} (call ${event.data.callId})`, this.width),
+            'cyan',
+          ),
+        ];
+      case 'subsession/ended': {
+        const { reason, session } = event.data;
+        const how = reason.kind === 'error' ? `error ${reason.error.code}` : reason.kind;
+        return [
+          this.paint(
+            clip(`    ↳ sub-session ${session} ended: ${how}`, this.width),
+            reason.kind === 'completed' ? 'cyan' : 'red',
+          ),
+        ];
+      }
       case 'session/disposed':
         this.disposed = true;
         this.turnOpen = false;

@@ -118,6 +118,20 @@ export interface BudgetResolution {
   by: 'caller' | 'cancel';
 }
 
+/** A delegate call started its sub-session (`subsession/started`), right after the call's `tool/call`. */
+export interface SubsessionStarted {
+  turn: number;
+  step: number;
+  callId: string;
+  /** The child session's id (`<parent>/sub/<callId>`). */
+  session: string;
+}
+
+/** A delegate call's sub-session ended its turn, or could not run it (`subsession/ended`), before its result. */
+export interface SubsessionEnded extends SubsessionStarted {
+  reason: TurnEndReason;
+}
+
 export interface EventDataMap {
   'agent/inbox/spliced': SpliceData;
   'turn/start': { turn: number };
@@ -140,6 +154,8 @@ export interface EventDataMap {
   'tool/approval-resolved': ApprovalResolution;
   'budget/exceeded': BudgetExceeded;
   'budget/resolved': BudgetResolution;
+  'subsession/started': SubsessionStarted;
+  'subsession/ended': SubsessionEnded;
   'session/disposed': Record<string, never>;
 }
 
@@ -168,6 +184,8 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'tool/approval-resolved',
   'budget/exceeded',
   'budget/resolved',
+  'subsession/started',
+  'subsession/ended',
   'session/disposed',
 ];
 
@@ -263,6 +281,13 @@ export const EventDataSchemas = {
     limits: BudgetLimitsSchema,
     reason: z.string().optional(),
     by: z.enum(['caller', 'cancel']),
+  }),
+  'subsession/started': z.object({ ...TurnStep, callId: z.string(), session: z.string() }),
+  'subsession/ended': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    session: z.string(),
+    reason: TurnEndReasonSchema,
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

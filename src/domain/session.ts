@@ -560,6 +560,24 @@ export class SessionCore {
     this.append({ type: 'tool/result', data });
   }
 
+  /** Records that a delegate call of the open step started its sub-session. */
+  subsessionStarted(callId: string, session: string): void {
+    this.requireStep('subsession/started');
+    this.append({
+      type: 'subsession/started',
+      data: { turn: this.s.turn, step: this.s.step, callId, session },
+    });
+  }
+
+  /** Records how a delegate call's sub-session ended (before the call's result commits). */
+  subsessionEnded(callId: string, session: string, reason: TurnEndReason): void {
+    this.requireStep('subsession/ended');
+    this.append({
+      type: 'subsession/ended',
+      data: { turn: this.s.turn, step: this.s.step, callId, session, reason },
+    });
+  }
+
   private count(what: 'modelCalls' | 'toolCalls'): void {
     const ledger = (this.s.ledger ??= { modelCalls: 0, toolCalls: 0 });
     ledger[what] += 1;

@@ -40,6 +40,7 @@ import {
   type DeliverInput,
   type DeliveryReceipt,
   type SessionConfig,
+  type WaitOutcome,
 } from '../domain/wire';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
 import { setLogContext, trackLogContext } from './logging';
@@ -54,7 +55,10 @@ const DELIVER_CHECKS_CONFIG = 'deliver-checks-config';
 
 /** Builds an agentSession workflow function with the given workflow-side extensions. */
 export function defineAgentSession(options: AgentSessionOptions = {}) {
-  return async function agentSession(rawConfig: SessionConfig = {}, carried?: CarriedSession): Promise<void> {
+  return async function agentSession(
+    rawConfig: SessionConfig = {},
+    carried?: CarriedSession,
+  ): Promise<WaitOutcome | undefined> {
     const parsed = SessionConfigSchema.safeParse(rawConfig ?? {});
     if (!parsed.success) {
       throw ApplicationFailure.create({
@@ -63,7 +67,7 @@ export function defineAgentSession(options: AgentSessionOptions = {}) {
         message: `invalid session config: ${describeZodIssue(parsed.error.issues, 'config')}`,
       });
     }
-    await new SessionWorkflow(parsed.data, options, carried).run();
+    return new SessionWorkflow(parsed.data, options, carried).run();
   };
 }
 
@@ -87,6 +91,7 @@ class SessionWorkflow {
     this.driver = new SessionDriver(
       config,
       {
+        sessionId: this.info.workflowId,
         now: () => Date.now(),
         newId: uuid4,
         cancelTurn: () => this.interpreter.cancelTurn(),
@@ -121,14 +126,26 @@ class SessionWorkflow {
     this.registerHandlers();
   }
 
-  /** Runs the driver to its end (dispose), continuing as new at the quiet points it chooses (rule 33). */
-  async run(): Promise<void> {
+  /**
+   * Runs the driver to its end (dispose), continuing as new at the quiet points it chooses (rule 33). A sub-session
+   * (docs/protocol.md "Sub-sessions") disposes itself once its task's turn has ended (or a cancel discarded the
+   * task) and returns that outcome to its parent; a root session returns undefined.
+   */
+  async run(): Promise<WaitOutcome | undefined> {
+    const task = this.config.subsession?.messageId;
+    if (task !== undefined)
+      void condition(() => this.driver.waitOutcome(task) !== undefined).then(() =>
+        this.driver.signal('dispose', {}),
+      );
     await this.interpreter.run(this.driver.run(), () => this.continueAsNew());
     await condition(allHandlersFinished);
+    return task === undefined ? undefined : this.driver.waitOutcome(task);
   }
 
   /** Continues as new once every handler has finished, if the driver still says this is a quiet point. */
   private async continueAsNew(): Promise<void> {
+    // A sub-session lives for one turn; its outcome is this run's result.
+    if (this.config.subsession) return;
     // A waiting delivery is a handler that lasts until its message's turn ends. Those whose turn has ended finish
     // now; one still waiting for a later turn keeps this run (the next quiet point tries again).
     await condition(() => allHandlersFinished() || this.waitingForLaterTurn());

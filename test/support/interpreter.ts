@@ -689,6 +689,10 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `budget/exceeded ${e.data.turn}.${e.data.step} ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
       case 'budget/resolved':
         return `budget/resolved ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by}`;
+      case 'subsession/started':
+        return `subsession/started ${e.data.callId} ${e.data.session}`;
+      case 'subsession/ended':
+        return `subsession/ended ${e.data.callId} ${e.data.reason.kind}`;
       case 'session/disposed':
         return e.type;
     }

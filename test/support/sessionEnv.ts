@@ -102,6 +102,10 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `budget/exceeded ${e.data.over.join(',')}${e.data.waits ? '' : ' stop'}`;
       case 'budget/resolved':
         return `budget/resolved ${e.data.decision} by ${e.data.by}`;
+      case 'subsession/started':
+        return `subsession/started ${e.data.callId}`;
+      case 'subsession/ended':
+        return `subsession/ended ${e.data.callId} ${e.data.reason.kind}`;
       case 'session/disposed':
         return 'session/disposed';
     }
