@@ -4,12 +4,14 @@
  * children run in parallel and their results commit in call order; a cancel of the parent's turn cancels the child's
  * turn and the call settles ABORTED; both histories replay with the current workflow code.
  */
-import { Worker } from '@temporalio/worker';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { subsessionTools } from '../../src/activities/subsessionTools';
 import type { SessionEvent } from '../../src/domain/events';
 import { textOf } from '../../src/domain/messages';
-import { assertLogValid } from '../../src/testing';
+import { assertLogValid, exportHistory, replayHistories } from '../../src/testing';
 import {
   newId,
   settle,
@@ -115,18 +117,24 @@ describe('sub-sessions as child workflows', () => {
 
     // Replay: the parent (child workflow commands, signals to it) and a child (its result) with the current code.
     await s.dispose(id);
-    // With their real ids: a parent's child ids derive from its own (file-based replay names runs by file).
-    for (const wf of [id, first, second]) {
-      const handle = t.env.client.workflow.getHandle(wf);
-      await handle.result();
-      await Worker.runReplayHistory(
-        {
-          workflowBundle: { codePath: inject('workflowBundlePath') },
-          sinks: { transcriptRefs: { remember: { fn: () => undefined, callDuringReplay: false } } },
-        },
-        await handle.fetchHistory(),
-        wf,
-      );
+    // From exported files, as `agent-sessions replay` does (the parent replays under its own id, which the file
+    // harness reads from its children's ids).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'subsessions-replay-'));
+    try {
+      for (const [name, wf] of [
+        ['parent', id],
+        ['first', first],
+        ['second', second],
+      ] as const) {
+        await t.env.client.workflow.getHandle(wf).result();
+        await exportHistory(t.env.client, wf, path.join(dir, `${name}.json`));
+      }
+      const summary = await replayHistories(dir, {
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+      });
+      expect(summary.replayed).toBe(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
