@@ -370,11 +370,14 @@ export class EffectInterpreter {
         );
         await handle.signal(followupSignal, { message: d.message });
         let canceled = false;
+        let ended = false;
         turnScope.cancelRequested.catch(() => {
+          // A cancel of the turn after the child ended (a later step) sends nothing.
+          if (ended) return;
           canceled = true;
           handle.signal(cancelSignal, {}).catch(() => undefined);
         });
-        const outcome = await handle.result();
+        const outcome = await handle.result().finally(() => (ended = true));
         return delegateOutcome(outcome ?? undefined, canceled);
       } catch (err) {
         return delegateFailure(errorInfo(err, ErrorCodes.SubsessionFailed));
