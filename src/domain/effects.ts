@@ -4,6 +4,7 @@
  * interprets effects as activities, conditions and cancellation scopes (src/workflows); the tests interpret them
  * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
  */
+import type { BudgetUsed } from './budget';
 import type { RefTarget } from './entryRefs';
 import type { ErrorInfo, ToolCallInfo, ToolsOffered, TurnEndReason, Usage } from './events';
 import type { ContentBlock, MessageSource, UserMessage } from './messages';
@@ -194,7 +195,7 @@ export interface AnswerMap {
         result: ToolExecResult;
         held?: boolean;
         /** A delegate call: how its sub-session's turn ended (`subsession/ended`). */
-        subsession?: { reason: TurnEndReason };
+        subsession?: { reason: TurnEndReason; used?: BudgetUsed };
       }
     | { kind: 'approval' };
   'check-approvals': Resolved<string[]>;

@@ -130,6 +130,8 @@ export interface SubsessionStarted {
 /** A delegate call's sub-session ended its turn, or could not run it (`subsession/ended`), before its result. */
 export interface SubsessionEnded extends SubsessionStarted {
   reason: TurnEndReason;
+  /** What the child used (its budget ledger); the parent's budget counts it. */
+  used?: BudgetUsed;
 }
 
 export interface EventDataMap {
@@ -288,6 +290,7 @@ export const EventDataSchemas = {
     callId: z.string(),
     session: z.string(),
     reason: TurnEndReasonSchema,
+    used: z.object(BudgetUsedShape).optional(),
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

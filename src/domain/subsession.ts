@@ -5,6 +5,7 @@
  * call's result. Pure.
  */
 import { z } from 'zod';
+import type { BudgetUsed } from './budget';
 import { ErrorCodes } from './codes';
 import type { ToolDescriptor, ToolExecResult } from './effects';
 import type { ErrorInfo, TurnEndReason } from './events';
@@ -130,10 +131,22 @@ function refused(code: string, message: string): DelegatePlan {
  * parent's turn was cancelled meanwhile (rule 29), a SUBSESSION_FAILED error otherwise. Also the `reason` that
  * `subsession/ended` records.
  */
-export function delegateOutcome(
-  outcome: WaitOutcome | undefined,
-  canceled: boolean,
-): { result: ToolExecResult; reason: TurnEndReason } {
+export function delegateOutcome(outcome: SubsessionOutcome | undefined, canceled: boolean): DelegateSettled {
+  const settled = delegateSettled(outcome, canceled);
+  return outcome?.used ? { ...settled, used: outcome.used } : settled;
+}
+
+/** What a sub-session's workflow returns: its task's outcome and what it used (its budget ledger). */
+export type SubsessionOutcome = WaitOutcome & { used?: BudgetUsed };
+
+/** A settled delegate call: its result, how the child's turn ended, and what the child used. */
+export interface DelegateSettled {
+  result: ToolExecResult;
+  reason: TurnEndReason;
+  used?: BudgetUsed;
+}
+
+function delegateSettled(outcome: WaitOutcome | undefined, canceled: boolean): DelegateSettled {
   if (outcome?.status === 'ended' && outcome.reason.kind === 'completed')
     return {
       result: {

@@ -108,6 +108,7 @@ export function* runToolBatch(
           calls[answer.index]!.callId,
           session,
           answer.subsession?.reason ?? (error ? { kind: 'error', error } : { kind: 'completed' }),
+          answer.subsession?.used,
         );
       }
       results[answer.index] = answer.result;

@@ -35,9 +35,16 @@ import type {
 } from '../domain/effects';
 import { referencedEntries, wireEntries } from '../domain/entryRefs';
 import type { TurnEndReason } from '../domain/events';
-import { delegateFailure, delegateOutcome, type DelegateStart } from '../domain/subsession';
+import type { BudgetUsed } from '../domain/budget';
+import {
+  delegateFailure,
+  delegateOutcome,
+  type DelegateSettled,
+  type DelegateStart,
+  type SubsessionOutcome,
+} from '../domain/subsession';
 import { failedResult } from '../domain/toolBatch';
-import type { SessionConfig, WaitOutcome } from '../domain/wire';
+import type { SessionConfig } from '../domain/wire';
 import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
 import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
@@ -299,10 +306,10 @@ export class EffectInterpreter {
     /** The activity's own result, once it completed. */
     let own: ToolExecResult | undefined;
     /** A delegate call: how its sub-session ended. */
-    let subsession: { reason: TurnEndReason } | undefined;
+    let subsession: { reason: TurnEndReason; used?: BudgetUsed } | undefined;
     const performed: Promise<ToolExecResult> = start.delegate
-      ? this.delegate(start.delegate).then(({ result, reason }) => {
-          subsession = { reason };
+      ? this.delegate(start.delegate).then(({ result, reason, used }) => {
+          subsession = { reason, ...(used ? { used } : {}) };
           return result;
         })
       : toolActivities.executeTool
@@ -353,11 +360,11 @@ export class EffectInterpreter {
    * turn sends the child `cancel` (its turn aborts or its task is discarded) and the call settles ABORTED once the
    * child has ended. Never throws.
    */
-  private delegate(d: DelegateStart): Promise<{ result: ToolExecResult; reason: TurnEndReason }> {
+  private delegate(d: DelegateStart): Promise<DelegateSettled> {
     const turnScope = CancellationScope.current();
     return CancellationScope.nonCancellable(async () => {
       try {
-        const handle = await startChild<(config: SessionConfig) => Promise<WaitOutcome | undefined>>(
+        const handle = await startChild<(config: SessionConfig) => Promise<SubsessionOutcome | undefined>>(
           this.info.workflowType,
           {
             workflowId: d.session,

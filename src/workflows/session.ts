@@ -40,8 +40,8 @@ import {
   type DeliverInput,
   type DeliveryReceipt,
   type SessionConfig,
-  type WaitOutcome,
 } from '../domain/wire';
+import type { SubsessionOutcome } from '../domain/subsession';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
 import { setLogContext, trackLogContext } from './logging';
 import { sessionMetrics, TurnTracing } from './telemetry';
@@ -58,7 +58,7 @@ export function defineAgentSession(options: AgentSessionOptions = {}) {
   return async function agentSession(
     rawConfig: SessionConfig = {},
     carried?: CarriedSession,
-  ): Promise<WaitOutcome | undefined> {
+  ): Promise<SubsessionOutcome | undefined> {
     const parsed = SessionConfigSchema.safeParse(rawConfig ?? {});
     if (!parsed.success) {
       throw ApplicationFailure.create({
@@ -131,7 +131,7 @@ class SessionWorkflow {
    * (docs/protocol.md "Sub-sessions") disposes itself once its task's turn has ended (or a cancel discarded the
    * task) and returns that outcome to its parent; a root session returns undefined.
    */
-  async run(): Promise<WaitOutcome | undefined> {
+  async run(): Promise<SubsessionOutcome | undefined> {
     const task = this.config.subsession?.messageId;
     if (task !== undefined)
       void condition(() => this.driver.waitOutcome(task) !== undefined).then(() =>
@@ -139,7 +139,8 @@ class SessionWorkflow {
       );
     await this.interpreter.run(this.driver.run(), () => this.continueAsNew());
     await condition(allHandlersFinished);
-    return task === undefined ? undefined : this.driver.waitOutcome(task);
+    const outcome = task === undefined ? undefined : this.driver.waitOutcome(task);
+    return outcome && { ...outcome, used: this.driver.core.budgetUsed() };
   }
 
   /** Continues as new once every handler has finished, if the driver still says this is a quiet point. */

@@ -211,4 +211,52 @@ describe('sub-sessions as child workflows', () => {
     ]);
     expect(summarize(await closedLog(child)).slice(-2)).toEqual(['turn/end 1 aborted', 'session/disposed']);
   });
+
+  it("the parent's budget counts what its sub-session used", async () => {
+    const s = t.sessions();
+    const id = newId('parent');
+    await s.start(id, {
+      tools: ['delegate'],
+      budget: { inputTokens: 300, onExceeded: 'stop' },
+      model: {
+        provider: 'scripted',
+        steps: [
+          {
+            toolCalls: [
+              {
+                name: 'delegate',
+                args: {
+                  task: 'big',
+                  script: [{ text: 'read it all', usage: { inputTokens: 500, outputTokens: 5 } }],
+                },
+              },
+            ],
+            usage: { inputTokens: 10, outputTokens: 2 },
+          },
+          { text: 'never asked' },
+        ],
+      },
+    });
+    await s.followup(id, 'go');
+    const events = await settle(s, id);
+    const ended = events.find((e) => e.type === 'subsession/ended');
+    expect(ended?.type === 'subsession/ended' && ended.data.used).toEqual({
+      modelCalls: 1,
+      toolCalls: 0,
+      inputTokens: 500,
+      outputTokens: 5,
+    });
+    expect(summarize(events).slice(-3)).toEqual([
+      'step/end 1.1',
+      'budget/exceeded inputTokens stop',
+      'turn/end 1 error',
+    ]);
+    expect((await s.state(id)).budget?.used).toEqual({
+      modelCalls: 2,
+      toolCalls: 1,
+      inputTokens: 510,
+      outputTokens: 7,
+    });
+    await s.dispose(id);
+  });
 });
