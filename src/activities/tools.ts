@@ -56,6 +56,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * that need approval (`SessionConfig.approvals`) but never lift this requirement.
    */
   approval?: 'always' | ((args: z.infer<S>, call: { sessionId: string; callId: string }) => boolean);
+  /**
+   * `delegate`: the workflow performs a call by starting a sub-session (a child workflow, docs/protocol.md
+   * "Sub-sessions"); `execute` never runs. See ./subsessionTools.ts.
+   */
+  kind?: 'delegate';
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolReturn> | ToolReturn;
 }
 
@@ -106,7 +111,12 @@ export class ToolRegistry {
     const tool = this.tools.get(name);
     if (!tool) return undefined;
     const approval = tool.approval === 'always' ? 'always' : tool.approval ? 'check' : undefined;
-    return { name, exclusive: tool.exclusive === true, ...(approval ? { approval } : {}) };
+    return {
+      name,
+      exclusive: tool.exclusive === true,
+      ...(approval ? { approval } : {}),
+      ...(tool.kind ? { kind: tool.kind } : {}),
+    };
   }
 
   /**

@@ -223,6 +223,23 @@ export class TranscriptRenderer {
           ),
         ];
       }
+      case 'subsession/started':
+        return [
+          this.paint(
+            clip(`    ↳ sub-session ${event.data.session} (call ${event.data.callId})`, this.width),
+            'cyan',
+          ),
+        ];
+      case 'subsession/ended': {
+        const { reason, session } = event.data;
+        const how = reason.kind === 'error' ? `error ${reason.error.code}` : reason.kind;
+        return [
+          this.paint(
+            clip(`    ↳ sub-session ${session} ended: ${how}`, this.width),
+            reason.kind === 'completed' ? 'cyan' : 'red',
+          ),
+        ];
+      }
       case 'session/disposed':
         this.disposed = true;
         this.turnOpen = false;

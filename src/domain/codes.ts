@@ -84,6 +84,10 @@ export const ErrorCodes = {
   McpServerUnavailable: 'MCP_SERVER_UNAVAILABLE',
   /** The session's budget would be breached by the next model step, and it was not extended. */
   BudgetExceeded: 'BUDGET_EXCEEDED',
+  /** A `delegate` call over the sub-session limits (depth, per turn) or asking for tools the session may not use. */
+  SubsessionRefused: 'SUBSESSION_REFUSED',
+  /** A sub-session's turn did not complete (its reason is in the message and in `subsession/ended`). */
+  SubsessionFailed: 'SUBSESSION_FAILED',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

@@ -24,6 +24,7 @@ import { afterPreStep, afterStep, type StepOutcome } from './loop';
 import { assistantMessage, entryHash, type HeldIn, type RefTarget } from './entryRefs';
 import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
 import { SessionCore, type SessionSnapshot } from './session';
+import { planDelegate, type DelegatePlan } from './subsession';
 import { runToolBatch } from './toolBatch';
 import { emptyTranscript, transcriptLength, type TranscriptEntry, type TranscriptState } from './transcript';
 import { describeZodIssue } from './util';
@@ -73,6 +74,8 @@ export interface CarriedSession {
 export const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 10_000;
 
 export interface DriverDeps {
+  /** The session's id (the workflow id): sub-session ids derive from it. */
+  sessionId?: string;
   /** Workflow time in ms. */
   now(): number;
   /** A new unique id (the workflow's deterministic uuid4). */
@@ -123,6 +126,8 @@ export class SessionDriver {
   private disposeRequested = false;
   private tools: Map<string, ToolDescriptor> | undefined;
   private hooks: HookDescriptor[] | undefined;
+  /** Sub-sessions the open turn has started (the per-turn limit). */
+  private subsessions = { turn: 0, started: 0 };
   /**
    * Messages this run accepted from a delivery that named their id, until they enter: their `user/message` entry is
    * then held by that signal or update in this run's history (./entryRefs.ts).
@@ -543,8 +548,27 @@ export class SessionDriver {
       ...(this.config.approvals ? { approvals: this.config.approvals } : {}),
       newId: this.deps.newId,
       onHeldResult: (callId) => this.hold({ in: 'tool', callId }),
+      planDelegate: (call) => this.planDelegate(call, allowed),
     });
     return { kind: 'done', outcome: { toolsOweRequest: true, concluded: batch.concluded, maxTokens } };
+  }
+
+  /** Plans a delegate call (./subsession.ts); a started sub-session counts against the turn's limit. */
+  private planDelegate(
+    call: { callId: string; name: string; arguments: Record<string, unknown> },
+    allowed: ReadonlyMap<string, ToolDescriptor>,
+  ): DelegatePlan {
+    const turn = this.core.turn;
+    if (this.subsessions.turn !== turn) this.subsessions = { turn, started: 0 };
+    const plan = planDelegate({
+      parentId: this.deps.sessionId ?? 'session',
+      config: this.config,
+      allowed,
+      call,
+      startedInTurn: this.subsessions.started,
+    });
+    if (plan.kind === 'start') this.subsessions.started += 1;
+    return plan;
   }
 
   /**

@@ -4,9 +4,11 @@
  * interprets effects as activities, conditions and cancellation scopes (src/workflows); the tests interpret them
  * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
  */
+import type { BudgetUsed } from './budget';
 import type { RefTarget } from './entryRefs';
-import type { ErrorInfo, ToolCallInfo, ToolsOffered, Usage } from './events';
+import type { ErrorInfo, ToolCallInfo, ToolsOffered, TurnEndReason, Usage } from './events';
 import type { ContentBlock, MessageSource, UserMessage } from './messages';
+import type { DelegateStart } from './subsession';
 import type { TranscriptEntry } from './transcript';
 import type { ModelSpec } from './wire';
 
@@ -19,6 +21,8 @@ export interface ToolDescriptor {
    * arguments says so (`check`, asked on the worker through the `check-approvals` effect).
    */
   approval?: 'always' | 'check';
+  /** `delegate`: a call starts a sub-session (a child workflow) instead of running an activity. */
+  kind?: 'delegate';
 }
 
 /** A call whose need for approval the worker decides (its tool's predicate). */
@@ -120,6 +124,8 @@ export interface ToolStart {
   call: ToolCallInfo & { arguments: Record<string, unknown> };
   /** The session's post-tool hooks, in order; they see the result before it commits (rule 19). */
   postToolHooks: readonly string[];
+  /** A delegate call: the sub-session to start instead of a tool activity (./subsession.ts). */
+  delegate?: DelegateStart;
 }
 
 /**
@@ -183,7 +189,15 @@ export interface AnswerMap {
   'start-tool': undefined;
   /** `held`: the result's content is what the tool activity returned (its result in history holds it). */
   'tool-settled':
-    { kind: 'settled'; index: number; result: ToolExecResult; held?: boolean } | { kind: 'approval' };
+    | {
+        kind: 'settled';
+        index: number;
+        result: ToolExecResult;
+        held?: boolean;
+        /** A delegate call: how its sub-session's turn ended (`subsession/ended`). */
+        subsession?: { reason: TurnEndReason; used?: BudgetUsed };
+      }
+    | { kind: 'approval' };
   'check-approvals': Resolved<string[]>;
   'await-approval': undefined;
   'await-budget': undefined;

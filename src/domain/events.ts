@@ -135,6 +135,22 @@ export interface SessionForked {
   messages: TranscriptEntry[];
 }
 
+/** A delegate call started its sub-session (`subsession/started`), right after the call's `tool/call`. */
+export interface SubsessionStarted {
+  turn: number;
+  step: number;
+  callId: string;
+  /** The child session's id (`<parent>/sub/<callId>`). */
+  session: string;
+}
+
+/** A delegate call's sub-session ended its turn, or could not run it (`subsession/ended`), before its result. */
+export interface SubsessionEnded extends SubsessionStarted {
+  reason: TurnEndReason;
+  /** What the child used (its budget ledger); the parent's budget counts it. */
+  used?: BudgetUsed;
+}
+
 export interface EventDataMap {
   'agent/inbox/spliced': SpliceData;
   'turn/start': { turn: number };
@@ -158,6 +174,8 @@ export interface EventDataMap {
   'budget/exceeded': BudgetExceeded;
   'budget/resolved': BudgetResolution;
   'session/forked': SessionForked;
+  'subsession/started': SubsessionStarted;
+  'subsession/ended': SubsessionEnded;
   'session/disposed': Record<string, never>;
 }
 
@@ -187,6 +205,8 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'budget/exceeded',
   'budget/resolved',
   'session/forked',
+  'subsession/started',
+  'subsession/ended',
   'session/disposed',
 ];
 
@@ -312,6 +332,14 @@ export const EventDataSchemas = {
     from: z.string(),
     throughSeq: z.number().int().min(0),
     messages: z.array(TranscriptEntrySchema),
+  }),
+  'subsession/started': z.object({ ...TurnStep, callId: z.string(), session: z.string() }),
+  'subsession/ended': z.object({
+    ...TurnStep,
+    callId: z.string(),
+    session: z.string(),
+    reason: TurnEndReasonSchema,
+    used: z.object(BudgetUsedShape).optional(),
   }),
   'session/disposed': z.object({}),
 } satisfies Record<CoreEventType, z.ZodType>;

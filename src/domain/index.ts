@@ -89,6 +89,8 @@ export type {
   ApprovalRequest,
   ApprovalResolution,
   ApprovalResolvedBy,
+  SubsessionStarted,
+  SubsessionEnded,
 } from './events';
 
 export {
@@ -160,6 +162,16 @@ export type {
   PostToolHookResult,
 } from './effects';
 export { runToolBatch, failedResult } from './toolBatch';
+export {
+  DelegateArgsSchema,
+  MAX_SUBSESSION_DEPTH,
+  MAX_SUBSESSIONS_PER_TURN,
+  SubsessionLinkSchema,
+  delegateOutcome,
+  planDelegate,
+  subsessionId,
+} from './subsession';
+export type { DelegateArgs, DelegatePlan, DelegateStart, SubsessionLink } from './subsession';
 export { runPreStep, applyPostToolHooks, postToolChain } from './waterfall';
 export type { PreStepContext, PreStepListener, PostToolHookOutcome } from './waterfall';
 export { eventsPage, modelContextPage, PAGE_BYTES } from './pages';

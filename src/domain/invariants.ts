@@ -81,6 +81,8 @@ interface StepModel {
   calls: Map<string, boolean>;
   /** Calls that asked for approval: undefined while waiting, then the decision and who took it. */
   approvals: Map<string, { decision: string; by: string } | undefined>;
+  /** Delegate calls whose sub-session started, and whether it has ended. */
+  subsessions: Map<string, boolean>;
 }
 
 class LogChecker {
@@ -179,7 +181,7 @@ class LogChecker {
         if (step !== this.stepsInTurn + 1)
           this.report(event, `expected step ${this.stepsInTurn + 1}, got ${step}`);
         this.stepsInTurn = step;
-        this.step = { turn: this.turn, step, calls: new Map(), approvals: new Map() };
+        this.step = { turn: this.turn, step, calls: new Map(), approvals: new Map(), subsessions: new Map() };
         return;
       }
       case 'step/end': {
@@ -245,6 +247,8 @@ class LogChecker {
         const owed = order.slice(0, order.indexOf(callId)).filter((id) => step.calls.get(id) === false);
         if (owed.length)
           this.report(event, `${callId} before ${owed.join(', ')}: results commit in the model's call order`);
+        if (step.subsessions.get(callId) === false)
+          this.report(event, `${callId} before its subsession/ended`);
         const approval = step.approvals.get(callId);
         const expected =
           approval && approval.decision !== 'approve' ? WITHOUT_APPROVAL[approval.by] : undefined;
@@ -271,6 +275,25 @@ class LogChecker {
       case 'session/forked':
         if (event.seq !== 0) this.report(event, 'after the first event: a fork starts its log');
         return;
+      case 'subsession/started': {
+        const step = this.requireStep(event);
+        if (!step) return;
+        const { callId } = event.data;
+        if (step.calls.get(callId) !== false)
+          return this.report(event, `${callId} is not a started call without its result`);
+        if (step.subsessions.has(callId)) return this.report(event, `${callId} started a sub-session twice`);
+        step.subsessions.set(callId, false);
+        return;
+      }
+      case 'subsession/ended': {
+        const step = this.requireStep(event);
+        if (!step) return;
+        const { callId } = event.data;
+        if (step.subsessions.get(callId) !== false)
+          return this.report(event, `${callId} without a subsession/started that has not ended`);
+        step.subsessions.set(callId, true);
+        return;
+      }
       case 'session/disposed':
         if (this.turnOpen) this.report(event, `while turn ${this.turn} is open`);
         this.disposedAt = event.seq;

@@ -101,7 +101,13 @@ export interface SessionSnapshot {
   /** Tokens the providers reported, per model label (`provider:model`, `default`), over the whole session. */
   usage?: Record<string, UsageTotals>;
   /** Committed model answers and tool results over the whole session (the budget's call counts). */
-  ledger?: { modelCalls: number; toolCalls: number; costMicros?: number };
+  ledger?: {
+    modelCalls: number;
+    toolCalls: number;
+    costMicros?: number;
+    inputTokens?: number;
+    outputTokens?: number;
+  };
   /** The budget limits in force (the config's, then as a person extended them). */
   budget?: BudgetLimits;
   /** Set while the open turn waits for a decision on its budget (`budget/exceeded` logged, `waits`). */
@@ -294,9 +300,10 @@ export class SessionCore {
   budgetUsed(): BudgetUsed {
     const u = this.usage();
     const ledger = this.s.ledger ?? { modelCalls: 0, toolCalls: 0 };
+    // Tokens: the session's own (its usage totals) and its sub-sessions' (the ledger).
     return {
-      inputTokens: u.inputTokens,
-      outputTokens: u.outputTokens,
+      inputTokens: u.inputTokens + (ledger.inputTokens ?? 0),
+      outputTokens: u.outputTokens + (ledger.outputTokens ?? 0),
       modelCalls: ledger.modelCalls,
       toolCalls: ledger.toolCalls,
       costMicros: ledger.costMicros ?? 0,
@@ -563,6 +570,34 @@ export class SessionCore {
     if (error) data.error = error;
     this.count('toolCalls');
     this.append({ type: 'tool/result', data });
+  }
+
+  /** Records that a delegate call of the open step started its sub-session. */
+  subsessionStarted(callId: string, session: string): void {
+    this.requireStep('subsession/started');
+    this.append({
+      type: 'subsession/started',
+      data: { turn: this.s.turn, step: this.s.step, callId, session },
+    });
+  }
+
+  /** Records how a delegate call's sub-session ended (before the call's result commits). */
+  subsessionEnded(callId: string, session: string, reason: TurnEndReason, used?: BudgetUsed): void {
+    this.requireStep('subsession/ended');
+    if (used) {
+      // The parent's budget counts what its sub-session used.
+      const ledger = (this.s.ledger ??= { modelCalls: 0, toolCalls: 0 });
+      ledger.modelCalls += used.modelCalls;
+      ledger.toolCalls += used.toolCalls;
+      ledger.inputTokens = (ledger.inputTokens ?? 0) + used.inputTokens;
+      ledger.outputTokens = (ledger.outputTokens ?? 0) + used.outputTokens;
+      // A child's worker that predates cost accounting reports none.
+      if (used.costMicros) ledger.costMicros = (ledger.costMicros ?? 0) + used.costMicros;
+    }
+    this.append({
+      type: 'subsession/ended',
+      data: { turn: this.s.turn, step: this.s.step, callId, session, reason, ...(used ? { used } : {}) },
+    });
   }
 
   private count(what: 'modelCalls' | 'toolCalls'): void {

@@ -16,6 +16,7 @@ import type { Answer, AnswerMap, Effect, ToolDescriptor, ToolExecResult } from '
 import type { ErrorInfo, ToolCallInfo } from './events';
 import { makeUserMessage } from './messages';
 import type { SessionCore } from './session';
+import type { DelegatePlan, DelegateStart } from './subsession';
 
 export interface ToolBatchOptions {
   core: SessionCore;
@@ -29,6 +30,8 @@ export interface ToolBatchOptions {
   newId(): string;
   /** Called right after a result commits whose content the tool activity's result holds (./entryRefs.ts). */
   onHeldResult?(callId: string): void;
+  /** Plans a call of a delegate tool when it would start (./subsession.ts): the child to start, or a refusal. */
+  planDelegate?(call: { callId: string; name: string; arguments: Record<string, unknown> }): DelegatePlan;
 }
 
 export function* runToolBatch(
@@ -48,6 +51,8 @@ export function* runToolBatch(
   /** Calls waiting for a decision (callId → index), and approved calls not started yet (in decision order). */
   const awaiting = new Map<string, number>();
   const approved: number[] = [];
+  /** Delegate calls that started their sub-session (index → child session id). */
+  const subsessions = new Map<number, string>();
 
   const commit = () => {
     for (let r = results[committed]; r && committed < calls.length; r = results[committed]) {
@@ -96,6 +101,16 @@ export function* runToolBatch(
   function* wake(): Generator<Effect, void, Answer> {
     const answer = (yield { type: 'tool-settled' }) as AnswerMap['tool-settled'];
     if (answer.kind === 'settled') {
+      const session = subsessions.get(answer.index);
+      if (session !== undefined) {
+        const error = answer.result.error;
+        core.subsessionEnded(
+          calls[answer.index]!.callId,
+          session,
+          answer.subsession?.reason ?? (error ? { kind: 'error', error } : { kind: 'completed' }),
+          answer.subsession?.used,
+        );
+      }
       results[answer.index] = answer.result;
       if (answer.held) held.add(answer.index);
       running -= 1;
@@ -106,9 +121,28 @@ export function* runToolBatch(
   }
   function* start(index: number): Generator<Effect, void, Answer> {
     const call = calls[index]!;
-    const exclusive = opts.allowed.get(call.name)?.exclusive === true;
+    const tool = opts.allowed.get(call.name);
+    const exclusive = tool?.exclusive === true;
+    let delegate: DelegateStart | undefined;
+    if (tool?.kind === 'delegate') {
+      // A delegate call starts a sub-session, or is refused (limits, tools) with a result the model reads.
+      const plan: DelegatePlan = opts.planDelegate?.({
+        callId: call.callId,
+        name: call.name,
+        arguments: call.arguments ?? {},
+      }) ?? {
+        kind: 'refused',
+        error: { code: ErrorCodes.SubsessionRefused, message: 'sub-sessions are not available here' },
+      };
+      if (plan.kind === 'refused') return answerAtOnce(index, plan.error);
+      delegate = plan.start;
+    }
     started[index] = true;
     core.toolCall(call);
+    if (delegate) {
+      core.subsessionStarted(call.callId, delegate.session);
+      subsessions.set(index, delegate.session);
+    }
     running += 1;
     if (exclusive) exclusiveRunning = true;
     yield {
@@ -119,6 +153,7 @@ export function* runToolBatch(
         index,
         call: { ...call, arguments: call.arguments ?? {} },
         postToolHooks: opts.postToolHooks,
+        ...(delegate ? { delegate } : {}),
       },
     };
   }

@@ -137,6 +137,20 @@ export const ForkSchema = z.strictObject({
     .optional(),
 });
 export type Fork = z.infer<typeof ForkSchema>;
+/** How deep sub-sessions nest: a session at this depth cannot delegate (the root session is depth 0). */
+export const MAX_SUBSESSION_DEPTH = 2;
+/** What a child session's config says of its parent (`SessionConfig.subsession`). */
+export const SubsessionLinkSchema = z.strictObject({
+  /** The parent session's id. */
+  parent: z.string().min(1).max(1024),
+  /** The parent's `delegate` call. */
+  callId: z.string().min(1).max(256),
+  /** 1 for a child of a root session. */
+  depth: z.number().int().min(1).max(MAX_SUBSESSION_DEPTH),
+  /** Id of the followup that carries the task; the child ends after that message's turn. */
+  messageId: z.string().min(1).max(256),
+});
+export type SubsessionLink = z.infer<typeof SubsessionLinkSchema>;
 
 export const SessionConfigSchema = z.strictObject({
   model: ModelSpecSchema.optional(),
@@ -183,6 +197,8 @@ export const SessionConfigSchema = z.strictObject({
       message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
     })
     .optional(),
+  /** Set on a sub-session (a child session a `delegate` call started): its parent, depth and task message. */
+  subsession: SubsessionLinkSchema.optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;

@@ -197,10 +197,13 @@ export async function replayHistoryFiles(
   const source = workflowSource(opts);
   const byId = new Map<string, string>();
   const histories = files.map((file, index) => {
-    // Unique per file even when two folders hold the same name: results come back keyed by this id.
-    const workflowId = `${path.basename(file, '.json')}#${index}`;
+    const history = readHistoryFile(file);
+    // Unique per file even when two folders hold the same name: results come back keyed by this id. A session that
+    // started sub-sessions replays under its own id, which their ids (`<id>/sub/<callId>`) derive from.
+    const own = sessionIdOf(history);
+    const workflowId = own && !byId.has(own) ? own : `${path.basename(file, '.json')}#${index}`;
     byId.set(workflowId, file);
-    return { workflowId, history: readHistoryFile(file) };
+    return { workflowId, history };
   });
   const failures: ReplayFailure[] = [];
   const seen = new Set<string>();
@@ -225,6 +228,19 @@ export async function replayHistoryFiles(
   const summary: ReplaySummary = { replayed: files.length - failures.length, files };
   if (failures.length) throw new HistoryReplayError(failures, summary);
   return summary;
+}
+
+/**
+ * The session id a history's workflow ran under, when the history shows it: the parent part of the id of a
+ * sub-session it started (docs/protocol.md "Sub-sessions"). Undefined otherwise (the id then does not matter).
+ */
+function sessionIdOf(history: History): string | undefined {
+  for (const event of history.events ?? []) {
+    const child = event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+    const match = child ? /^(.+)\/sub\/[^/]+$/.exec(child) : null;
+    if (match) return match[1];
+  }
+  return undefined;
 }
 
 /** A file itself, or the sorted `*.json` files directly in a folder. Throws naming a path that does not exist. */

@@ -23,7 +23,7 @@ export const ENV_VARS = {
   TEMPORAL_TLS_SERVER_NAME: 'server name for TLS verification, optional',
   TASK_QUEUE: 'task queue of the agentSession workflow and its activities (default "agent-sessions")',
   AGENT_SESSIONS_TOOLSETS:
-    'comma-separated toolsets the worker registers: "testing", "demo" (clock, calculator)',
+    'comma-separated toolsets the worker registers: "testing", "demo" (clock, calculator), "subsessions" (delegate)',
   AGENT_SESSIONS_DATA_DIR:
     'folder of the embedded dev server SQLite file (default ".data" in the working folder)',
   TEMPORAL_CLI_PATH: 'path of the Temporal CLI binary (dev server)',

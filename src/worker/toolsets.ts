@@ -1,11 +1,13 @@
 /** Named toolsets a worker can register by configuration (AGENT_SESSIONS_TOOLSETS). Not deterministic. */
 import type { ToolDefinition } from '../activities/tools';
 import { demoTools } from '../activities/demoTools';
+import { subsessionTools } from '../activities/subsessionTools';
 import { testingTools } from '../activities/testingTools';
 
 export const TOOLSETS: Record<string, ToolDefinition[]> = {
   testing: testingTools,
   demo: demoTools,
+  subsessions: subsessionTools,
 };
 
 /** The tools of the named toolsets. Throws an Error naming an unknown toolset and the known ones. */

@@ -7,13 +7,16 @@
  */
 import {
   CancellationScope,
+  ChildWorkflowCancellationType,
   condition,
+  ParentClosePolicy,
+  startChild,
   isCancellation,
   proxySinks,
   setCurrentDetails,
   type WorkflowInfo,
 } from '@temporalio/workflow';
-import { ErrorCodes, FailureTypes, type TranscriptRefSinks } from '../contract';
+import { cancelSignal, ErrorCodes, FailureTypes, followupSignal, type TranscriptRefSinks } from '../contract';
 import { currentDetails, type Waiting } from '../domain/details';
 import type { SessionDriver, DriverGenerator } from '../domain/driver';
 import type {
@@ -31,7 +34,17 @@ import type {
   ToolStart,
 } from '../domain/effects';
 import { referencedEntries, wireEntries } from '../domain/entryRefs';
+import type { TurnEndReason } from '../domain/events';
+import type { BudgetUsed } from '../domain/budget';
+import {
+  delegateFailure,
+  delegateOutcome,
+  type DelegateSettled,
+  type DelegateStart,
+  type SubsessionOutcome,
+} from '../domain/subsession';
 import { failedResult } from '../domain/toolBatch';
+import type { SessionConfig } from '../domain/wire';
 import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
 import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
@@ -292,26 +305,34 @@ export class EffectInterpreter {
     const { call, index } = start;
     /** The activity's own result, once it completed. */
     let own: ToolExecResult | undefined;
-    const settled = toolActivities.executeTool
-      .executeWithOptions({ summary: `tool ${call.name} #${call.callId}` }, [
-        {
-          sessionId: this.info.workflowId,
-          turn: start.turn,
-          step: start.step,
-          callId: call.callId,
-          name: call.name,
-          arguments: call.arguments,
-        },
-      ])
-      .then(
-        (r) => (own = r),
-        (err: unknown): ToolExecResult =>
-          failedResult(
-            isCancellation(err)
-              ? { code: ErrorCodes.Aborted, message: 'the tool call was cancelled while it ran' }
-              : errorInfo(err, ErrorCodes.ToolFailed),
-          ),
-      )
+    /** A delegate call: how its sub-session ended. */
+    let subsession: { reason: TurnEndReason; used?: BudgetUsed } | undefined;
+    const performed: Promise<ToolExecResult> = start.delegate
+      ? this.delegate(start.delegate).then(({ result, reason, used }) => {
+          subsession = { reason, ...(used ? { used } : {}) };
+          return result;
+        })
+      : toolActivities.executeTool
+          .executeWithOptions({ summary: `tool ${call.name} #${call.callId}` }, [
+            {
+              sessionId: this.info.workflowId,
+              turn: start.turn,
+              step: start.step,
+              callId: call.callId,
+              name: call.name,
+              arguments: call.arguments,
+            },
+          ])
+          .then(
+            (r) => (own = r),
+            (err: unknown): ToolExecResult =>
+              failedResult(
+                isCancellation(err)
+                  ? { code: ErrorCodes.Aborted, message: 'the tool call was cancelled while it ran' }
+                  : errorInfo(err, ErrorCodes.ToolFailed),
+              ),
+          );
+    const settled = performed
       .then((result) =>
         start.postToolHooks.length === 0
           ? result
@@ -326,9 +347,49 @@ export class EffectInterpreter {
         index,
         result,
         held: own !== undefined && result.content === own.content,
+        ...(subsession ? { subsession } : {}),
       }));
     this.unsettled.set(index, settled);
     this.running.set(index, call.name);
+  }
+
+  /**
+   * A delegate call (docs/protocol.md "Sub-sessions"): starts the child session (a child workflow of this type, on
+   * this task queue, terminated if this session closes first), sends it the task as a followup, and waits for the
+   * child to finish: a sub-session ends itself after its task's turn and returns that turn's outcome. A cancel of the
+   * turn sends the child `cancel` (its turn aborts or its task is discarded) and the call settles ABORTED once the
+   * child has ended. Never throws.
+   */
+  private delegate(d: DelegateStart): Promise<DelegateSettled> {
+    const turnScope = CancellationScope.current();
+    return CancellationScope.nonCancellable(async () => {
+      try {
+        const handle = await startChild<(config: SessionConfig) => Promise<SubsessionOutcome | undefined>>(
+          this.info.workflowType,
+          {
+            workflowId: d.session,
+            args: [d.config],
+            taskQueue: this.info.taskQueue,
+            parentClosePolicy: ParentClosePolicy.TERMINATE,
+            cancellationType: ChildWorkflowCancellationType.ABANDON,
+            staticSummary: `sub-session of ${this.info.workflowId} (call ${d.config.subsession?.callId ?? ''})`,
+          },
+        );
+        await handle.signal(followupSignal, { message: d.message });
+        let canceled = false;
+        let ended = false;
+        turnScope.cancelRequested.catch(() => {
+          // A cancel of the turn after the child ended (a later step) sends nothing.
+          if (ended) return;
+          canceled = true;
+          handle.signal(cancelSignal, {}).catch(() => undefined);
+        });
+        const outcome = await handle.result().finally(() => (ended = true));
+        return delegateOutcome(outcome ?? undefined, canceled);
+      } catch (err) {
+        return delegateFailure(errorInfo(err, ErrorCodes.SubsessionFailed));
+      }
+    });
   }
 
   /** The next settled call, or `approval` when an approval was resolved (or a cancel came) meanwhile. */

@@ -42,6 +42,7 @@ import {
   type DeliveryReceipt,
   type SessionConfig,
 } from '../domain/wire';
+import type { SubsessionOutcome } from '../domain/subsession';
 import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
 import { setLogContext, trackLogContext } from './logging';
 import { sessionMetrics, TurnTracing } from './telemetry';
@@ -55,7 +56,10 @@ const DELIVER_CHECKS_CONFIG = 'deliver-checks-config';
 
 /** Builds an agentSession workflow function with the given workflow-side extensions. */
 export function defineAgentSession(options: AgentSessionOptions = {}) {
-  return async function agentSession(rawConfig: SessionConfig = {}, carried?: CarriedSession): Promise<void> {
+  return async function agentSession(
+    rawConfig: SessionConfig = {},
+    carried?: CarriedSession,
+  ): Promise<SubsessionOutcome | undefined> {
     const parsed = SessionConfigSchema.safeParse(rawConfig ?? {});
     if (!parsed.success) {
       throw ApplicationFailure.create({
@@ -64,7 +68,7 @@ export function defineAgentSession(options: AgentSessionOptions = {}) {
         message: `invalid session config: ${describeZodIssue(parsed.error.issues, 'config')}`,
       });
     }
-    await new SessionWorkflow(parsed.data, options, carried).run();
+    return new SessionWorkflow(parsed.data, options, carried).run();
   };
 }
 
@@ -88,6 +92,7 @@ class SessionWorkflow {
     this.driver = new SessionDriver(
       config,
       {
+        sessionId: this.info.workflowId,
         now: () => Date.now(),
         newId: uuid4,
         cancelTurn: () => this.interpreter.cancelTurn(),
@@ -122,14 +127,27 @@ class SessionWorkflow {
     this.registerHandlers();
   }
 
-  /** Runs the driver to its end (dispose), continuing as new at the quiet points it chooses (rule 33). */
-  async run(): Promise<void> {
+  /**
+   * Runs the driver to its end (dispose), continuing as new at the quiet points it chooses (rule 33). A sub-session
+   * (docs/protocol.md "Sub-sessions") disposes itself once its task's turn has ended (or a cancel discarded the
+   * task) and returns that outcome to its parent; a root session returns undefined.
+   */
+  async run(): Promise<SubsessionOutcome | undefined> {
+    const task = this.config.subsession?.messageId;
+    if (task !== undefined)
+      void condition(() => this.driver.waitOutcome(task) !== undefined).then(() =>
+        this.driver.signal('dispose', {}),
+      );
     await this.interpreter.run(this.driver.run(), () => this.continueAsNew());
     await condition(allHandlersFinished);
+    const outcome = task === undefined ? undefined : this.driver.waitOutcome(task);
+    return outcome && { ...outcome, used: this.driver.core.budgetUsed() };
   }
 
   /** Continues as new once every handler has finished, if the driver still says this is a quiet point. */
   private async continueAsNew(): Promise<void> {
+    // A sub-session lives for one turn; its outcome is this run's result.
+    if (this.config.subsession) return;
     // A waiting delivery is a handler that lasts until its message's turn ends. Those whose turn has ended finish
     // now; one still waiting for a later turn keeps this run (the next quiet point tries again).
     await condition(() => allHandlersFinished() || this.waitingForLaterTurn());

@@ -691,6 +691,10 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `budget/resolved ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by}`;
       case 'session/forked':
         return `session/forked ${e.data.from}@${e.data.throughSeq} ${e.data.messages.length}`;
+      case 'subsession/started':
+        return `subsession/started ${e.data.callId} ${e.data.session}`;
+      case 'subsession/ended':
+        return `subsession/ended ${e.data.callId} ${e.data.reason.kind}`;
       case 'session/disposed':
         return e.type;
     }

@@ -104,6 +104,10 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `budget/resolved ${e.data.decision} by ${e.data.by}`;
       case 'session/forked':
         return `session/forked ${e.data.from}@${e.data.throughSeq}`;
+      case 'subsession/started':
+        return `subsession/started ${e.data.callId}`;
+      case 'subsession/ended':
+        return `subsession/ended ${e.data.callId} ${e.data.reason.kind}`;
       case 'session/disposed':
         return 'session/disposed';
     }

@@ -160,6 +160,10 @@ export function eventLine(e: SessionEvent): string {
       return `${head} ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by} ${JSON.stringify(e.data.limits)}${e.data.reason ? `: ${e.data.reason}` : ''}`;
     case 'session/forked':
       return `${head} from ${e.data.from} at seq ${e.data.throughSeq} with ${e.data.messages.length} messages`;
+    case 'subsession/started':
+      return `${head} ${e.data.turn}.${e.data.step} ${e.data.callId} ${e.data.session}`;
+    case 'subsession/ended':
+      return `${head} ${e.data.turn}.${e.data.step} ${e.data.callId} ${e.data.session} ${e.data.reason.kind}${e.data.reason.kind === 'error' ? ` ${e.data.reason.error.code}: ${e.data.reason.error.message}` : ''}`;
     case 'session/disposed':
       return head;
     default:
