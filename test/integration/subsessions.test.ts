@@ -245,6 +245,7 @@ describe('sub-sessions as child workflows', () => {
       toolCalls: 0,
       inputTokens: 500,
       outputTokens: 5,
+      costMicros: 0,
     });
     expect(summarize(events).slice(-3)).toEqual([
       'step/end 1.1',
@@ -256,6 +257,7 @@ describe('sub-sessions as child workflows', () => {
       toolCalls: 1,
       inputTokens: 510,
       outputTokens: 7,
+      costMicros: 0,
     });
     await s.dispose(id);
   });
