@@ -147,11 +147,21 @@ describe('fork', () => {
     const ends = turnEnds(await sessionWithTurns(source, 2));
     const fork = newId('fork-cli');
     const env = cliEnv({ TEMPORAL_ADDRESS: t.env.address, TASK_QUEUE: t.taskQueue });
-    const made = await cli(['fork', source, fork, '--through', String(ends[0])], env);
+    const made = await cli(
+      ['fork', source, fork, '--through', String(ends[0]), '--script', '[{"text":"the fork speaks"}]'],
+      env,
+    );
     expect(made).toMatchObject({
       code: 0,
       stdout: `forked ${source} at seq ${ends[0]} into ${fork} (2 messages)\n`,
     });
+    await s.followup(fork, 'hello fork');
+    const answered = await settle(s, fork);
+    expect(
+      answered
+        .filter((e) => e.type === 'assistant/message')
+        .map((e) => e.type === 'assistant/message' && textOf(e.data.message.content)),
+    ).toEqual(['the fork speaks']);
     const shown = await cli(['events', fork], env);
     expect(shown.stdout.split('\n')[0]).toContain(
       `session/forked from ${source} at seq ${ends[0]} with 2 messages`,

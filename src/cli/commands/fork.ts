@@ -14,17 +14,18 @@ export const forkCommand: Command = {
   name: 'fork',
   summary: 'start a new session from another’s transcript up to a turn boundary (the source is untouched)',
   usage:
-    'agent-sessions fork <sourceId> <newId> [--through SEQ] [--model M] [--tools a,b] [--system TEXT] [--labels a,b]',
+    'agent-sessions fork <sourceId> <newId> [--through SEQ] [--model M | --script S] [--tools a,b] [--system TEXT] [--labels a,b]',
   details: [
     'The new session gets the source’s config and its model-visible messages up to the end of a turn, frozen in its',
     'own history (session/forked); its inbox starts empty. The source may have continued as new or be disposed.',
     'options:',
     '  --through SEQ  the seq of a turn/end of the source (see `agent-sessions events <id>`; default: the last)',
-    '  --model M, --tools LIST, --system TEXT, --labels LIST   change the copied config (as for `start`)',
+    '  --model M, --script S, --tools LIST, --system TEXT, --labels LIST   change the copied config (as for `start`)',
   ].join('\n'),
   options: {
     through: { type: 'string' },
     model: { type: 'string' },
+    script: { type: 'string' },
     tools: { type: 'string' },
     system: { type: 'string' },
     labels: { type: 'string' },
@@ -35,7 +36,7 @@ export const forkCommand: Command = {
     const sourceId = sessionIdArg(source);
     const newId = sessionIdArg(target);
     const through = intOpt(p, 'through', 0);
-    // The config changes are `start`'s options, parsed the same way (fork takes only these four).
+    // The config changes are `start`'s options, parsed the same way (--script makes a scripted model).
     const { model, tools, system, labels } = configFrom(p);
     const options: ForkOptions = {
       newId,
