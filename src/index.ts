@@ -99,6 +99,7 @@ export type {
   ScriptedStep,
   DeliveryReceipt,
   CancelInput,
+  ContextConfig,
 } from './domain/wire';
 export { CORE_EVENT_TYPES, isCoreEventType } from './domain/events';
 export type {
@@ -117,4 +118,5 @@ export type {
 } from './domain/events';
 export type { SessionStateView, SessionStatus, UsageTotals } from './domain/session';
 export { projectTranscript } from './domain/transcript';
+export { estimateTokens } from './domain/compaction';
 export type { TranscriptEntry } from './domain/transcript';

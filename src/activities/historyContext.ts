@@ -60,7 +60,11 @@ class RunRecord {
   private readonly completed = new Map<string, Payloads>();
   private readonly resolved = new Map<number, TranscriptEntry>();
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private readonly client: Client,
+    /** The projection generation whose requests are read (./transcriptCache.ts). */
+    private readonly generation = 0,
+  ) {}
 
   async take(events: temporal.api.history.v1.IHistoryEvent[]): Promise<void> {
     for (const event of events) {
@@ -82,9 +86,10 @@ class RunRecord {
       if (type === MODEL_STEP) {
         const input = await this.decode<ModelStepInput>(scheduled?.input?.payloads);
         if (!input) continue;
+        this.schedule(`model:${input.requestIndex}`, String(event.eventId));
+        if ((input.generation ?? 0) !== this.generation) continue;
         this.base = Math.min(this.base ?? input.prefix.count, input.prefix.count);
         input.newEntries.forEach((entry, i) => this.sent.set(input.prefix.count + i, entry));
-        this.schedule(`model:${input.requestIndex}`, String(event.eventId));
       } else if (type === EXECUTE_TOOL) {
         const input = await this.decode<ToolExecInput>(scheduled?.input?.payloads);
         if (input) this.schedule(`tool:${input.callId}`, String(event.eventId), input.name);
@@ -169,8 +174,9 @@ async function readRun(
   sessionId: string,
   runId: string,
   done: (run: RunRecord) => Promise<boolean>,
+  generation = 0,
 ): Promise<{ run: RunRecord; stoppedEarly: boolean }> {
-  const run = new RunRecord(client);
+  const run = new RunRecord(client, generation);
   const execution = { workflowId: sessionId, runId };
   const namespace = client.options.namespace;
   let nextPageToken: Uint8Array | undefined;
@@ -200,13 +206,13 @@ async function readRun(
  * behind reads the last requests, not the whole run.
  */
 export function historyContextReader(client: () => Client): ContextReader {
-  return async (sessionId, runId, from, to) => {
+  return async (sessionId, runId, from, to, generation) => {
     /** Positions [from, to) all found: the page can be answered without knowing the run's base. */
     const covered = async (run: RunRecord) => {
       for (let i = from; i < to; i++) if (!(await run.entryAt(i))) return false;
       return true;
     };
-    const { run, stoppedEarly } = await readRun(client(), sessionId, runId, covered);
+    const { run, stoppedEarly } = await readRun(client(), sessionId, runId, covered, generation ?? 0);
     // Read to its start, the run's first request gives its base; stopped early, every entry asked for is here.
     const runBase = run.sawStart || !stoppedEarly ? (run.base ?? to) : from;
     const out: TranscriptEntry[] = [];

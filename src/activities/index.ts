@@ -18,7 +18,10 @@ import { TranscriptCache, type ContextReader } from './transcriptCache';
 import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './tools';
 import { isMcpSelector } from './mcp/names';
 import type { McpTools } from './mcp/tools';
+import { compact } from './compaction';
 import type {
+  CompactionInput,
+  CompactionResult,
   DescribeHooksInput,
   CheckApprovalsInput,
   DescribeToolsInput,
@@ -56,6 +59,8 @@ export interface ActivityDeps {
   scriptedRecorder?: ScriptedRecorder;
   /** The transcript cache (default: one per activities object, filled from the session's workflow history). */
   transcripts?: TranscriptCache;
+  /** Most sessions the default transcript cache keeps (default 1,000; 0: every request reads its runs' history). */
+  transcriptCacheSessions?: number;
   /**
    * The store of entries requests send by reference, which the worker's `transcriptRefs` sink fills
    * (src/worker: `transcriptRefSinks`); default: an empty one, so every reference is read from history.
@@ -66,7 +71,7 @@ export interface ActivityDeps {
 }
 
 /** Reads model-visible entries from a session's run through the activity's Temporal client: its query. */
-const readFromWorkflow: ContextReader = (sessionId, runId, from, to) =>
+const readFromWorkflow: ContextReader = (sessionId, runId, from, to, _generation) =>
   Context.current().client.workflow.getHandle(sessionId, runId).query(modelContextQuery, { from, to });
 
 const readFromHistory = historyContextReader(() => Context.current().client);
@@ -76,11 +81,11 @@ const readRefsFromHistory = historyRefReader(() => Context.current().client);
  * How a model activity fills a transcript cache miss: from the runs' histories, which runs no workflow code (see
  * historyContext.ts for why not the query); the query only where the history shows a gap, which it should not.
  */
-const readContext: ContextReader = async (sessionId, runId, from, to) => {
-  const page = await readFromHistory(sessionId, runId, from, to);
+const readContext: ContextReader = async (sessionId, runId, from, to, generation) => {
+  const page = await readFromHistory(sessionId, runId, from, to, generation);
   const start = Math.max(from, page.base);
   if (start >= to || page.entries.length === to - start) return page;
-  return readFromWorkflow(sessionId, runId, from, to);
+  return readFromWorkflow(sessionId, runId, from, to, generation);
 };
 
 /** Heartbeat interval of long activities; the workflow's heartbeat timeouts are a few times this. */
@@ -90,7 +95,12 @@ export { GENUINE_ATTEMPTS } from './attempts';
 export type { ScheduledDelivery } from './schedules';
 
 export function createActivities(deps: ActivityDeps) {
-  const transcripts = deps.transcripts ?? new TranscriptCache(readContext);
+  const transcripts =
+    deps.transcripts ??
+    new TranscriptCache(
+      readContext,
+      deps.transcriptCacheSessions !== undefined ? { maxSessions: deps.transcriptCacheSessions } : {},
+    );
   const refs = new EntryRefResolver(deps.entries ?? new EntryStore(), deps.readRefs ?? readRefsFromHistory);
   const hooks = deps.hooks ?? new HookRegistry();
   const providers: Record<string, ModelProvider> = {
@@ -118,16 +128,20 @@ export function createActivities(deps: ActivityDeps) {
     return specs.filter((s): s is ToolSpec => s !== undefined);
   }
 
+  /** The provider of a model; an unconfigured one fails at once saying what to set. */
+  function providerOf(model: ModelSpec): ModelProvider {
+    const provider = providers[model.provider];
+    if (provider) return provider;
+    throw ApplicationFailure.create({
+      type: FailureTypes.ModelRequestInvalid,
+      nonRetryable: true,
+      message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
+    });
+  }
+
   async function modelStep(input: ModelStepInput, attempt: Attempt): Promise<ModelStepResult> {
     const model = input.model ?? defaultModel;
-    const provider = providers[model.provider];
-    if (!provider) {
-      throw ApplicationFailure.create({
-        type: FailureTypes.ModelRequestInvalid,
-        nonRetryable: true,
-        message: `model provider "${model.provider}" is not configured on this worker: ${PROVIDER_SETUP[model.provider] ?? 'register it'} (configured: ${Object.keys(providers).join(', ')})`,
-      });
-    }
+    const provider = providerOf(model);
     const {
       prefix: _prefix,
       newEntries: _new,
@@ -158,6 +172,15 @@ export function createActivities(deps: ActivityDeps) {
     return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
   }
 
+  /** A compaction: the projection as a request would see it, summarised before the cut by the compactor. */
+  async function compactTranscript(input: CompactionInput, attempt: Attempt): Promise<CompactionResult> {
+    const model = input.model ?? defaultModel;
+    // A scripted compactor answers from its own script, outside the session's recorded requests.
+    const provider = model.provider === 'scripted' ? new ScriptedProvider() : providerOf(model);
+    const projection = await transcripts.assemble(input);
+    return compact(input, model, provider, projection, activityCallContext(attempt));
+  }
+
   return {
     /**
      * One model request, answered by the session's model or the worker's default. Provider failures arrive as
@@ -166,6 +189,14 @@ export function createActivities(deps: ActivityDeps) {
      */
     async modelStep(input: ModelStepInput): Promise<ModelStepResult> {
       return withAttemptBudget(GENUINE_ATTEMPTS.modelStep, (attempt) => modelStep(input, attempt));
+    },
+
+    /**
+     * Summarises the oldest part of a session's projection before a request that would pass its token budget
+     * (`context`); retried like a model request, and the workflow logs one `compaction/summary` for its result.
+     */
+    async compactTranscript(input: CompactionInput): Promise<CompactionResult> {
+      return withAttemptBudget(GENUINE_ATTEMPTS.modelStep, (attempt) => compactTranscript(input, attempt));
     },
 
     /** Resolves the session's hook names against this worker's registry; unknown names fail at once. */

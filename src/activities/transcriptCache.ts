@@ -10,16 +10,24 @@ import type { ModelContextPage } from '../contract';
 import { EMPTY_TRANSCRIPT_HASH, extendHash, type TranscriptEntry } from '../domain/transcript';
 import type { ModelStepInput } from './types';
 
-/** Reads entries [from, to) from one run of a session (the `modelContext` query). */
+/**
+ * Reads entries [from, to) of one projection generation (0 before any compaction) from one run of a session (the
+ * `modelContext` query answers the run's current generation).
+ */
 export type ContextReader = (
   sessionId: string,
   runId: string,
   from: number,
   to: number,
+  generation?: number,
 ) => Promise<ModelContextPage>;
 
-/** A model request with its new entries all inline. */
-export type ResolvedModelStepInput = Omit<ModelStepInput, 'newEntries'> & { newEntries: TranscriptEntry[] };
+/** What assembling a request's transcript needs: the run, the prefix, the new entries all inline, the hash. */
+export type ResolvedModelStepInput = Pick<
+  ModelStepInput,
+  'sessionId' | 'chainId' | 'runId' | 'prefix' | 'hash' | 'generation'
+> &
+  Partial<Omit<ModelStepInput, 'newEntries'>> & { newEntries: TranscriptEntry[] };
 
 interface Cached {
   entries: TranscriptEntry[];
@@ -57,20 +65,21 @@ export class TranscriptCache {
       hashes.push(extendHash(hashes[hashes.length - 1]!, e));
     }
     if (hashes[hashes.length - 1] !== input.hash) {
-      this.sessions.delete(input.chainId);
+      this.sessions.delete(keyOf(input));
       throw ApplicationFailure.create({
         type: 'TranscriptMismatch',
         message: `transcript of ${input.sessionId} does not match the log at entry ${entries.length}`,
       });
     }
-    this.store(input.chainId, { entries, hashes, lastUsed: ++this.clock });
+    this.store(keyOf(input), { entries, hashes, lastUsed: ++this.clock });
     return entries;
   }
 
   /** A cached prefix covering at least `input.prefix` whose hash matches; fetched from the workflow on a miss. */
   private async prefix(input: ResolvedModelStepInput): Promise<Cached> {
     const { count, hash } = input.prefix;
-    const hit = this.sessions.get(input.chainId);
+    const hit = this.sessions.get(keyOf(input));
+    const generation = input.generation ?? 0;
     if (hit && hit.hashes.length > count && hit.hashes[count] === hash) {
       this.stats.hits += 1;
       return hit;
@@ -78,13 +87,13 @@ export class TranscriptCache {
     this.stats.misses += 1;
     // Usually only the tail is missing (the cache is behind): read just that, and check the result by its hash.
     if (hit && hit.hashes.length <= count) {
-      const tail = await this.fetch(input.sessionId, input.runId, hit.entries.length, count);
+      const tail = await this.fetch(input.sessionId, input.runId, hit.entries.length, count, generation);
       const entries = [...hit.entries, ...tail];
       const hashes = [...hit.hashes];
       for (const e of tail) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
       if (hashes[count] === hash) return { entries, hashes, lastUsed: ++this.clock };
     }
-    const entries = await this.fetch(input.sessionId, input.runId, 0, count);
+    const entries = await this.fetch(input.sessionId, input.runId, 0, count, generation);
     const hashes = [EMPTY_TRANSCRIPT_HASH];
     for (const e of entries) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
     if (hashes[count] !== hash) {
@@ -102,16 +111,17 @@ export class TranscriptCache {
     runId: string,
     from: number,
     to: number,
+    generation: number,
   ): Promise<TranscriptEntry[]> {
     if (from >= to) return [];
     const out: TranscriptEntry[] = [];
     let next = from;
     while (next < to) {
-      const page = await this.read(sessionId, runId, next, to);
+      const page = await this.read(sessionId, runId, next, to, generation);
       if (next < page.base) {
         if (!page.previousRunId)
           throw new Error(`run ${runId} of ${sessionId} starts at ${page.base} with no earlier run`);
-        out.push(...(await this.fetch(sessionId, page.previousRunId, next, page.base)));
+        out.push(...(await this.fetch(sessionId, page.previousRunId, next, page.base, generation)));
         next = page.base;
         continue;
       }
@@ -131,4 +141,9 @@ export class TranscriptCache {
     const max = this.options.maxSessions ?? 1000;
     while (this.sessions.size > max) this.sessions.delete(this.sessions.keys().next().value as string);
   }
+}
+
+/** The cache key of a request's projection: its chain, and its generation after a compaction. */
+function keyOf(input: Pick<ResolvedModelStepInput, 'chainId' | 'generation'>): string {
+  return input.generation ? `${input.chainId}#${input.generation}` : input.chainId;
 }

@@ -6,6 +6,8 @@
  */
 import type {
   ApprovalCheck,
+  CompactionCall,
+  CompactionResult,
   ContextOutput,
   HookDescriptor,
   HookKind,
@@ -22,6 +24,7 @@ import type { TranscriptEntry } from '../domain/transcript';
 import type { ModelSpec } from '../domain/wire';
 
 export type {
+  CompactionResult,
   ContextOutput,
   HookDescriptor,
   HookKind,
@@ -30,6 +33,13 @@ export type {
   ToolDescriptor,
   ToolExecResult,
 };
+
+/** A compaction as the workflow schedules it: the driver's CompactionCall and the run's identity. */
+export interface CompactionInput extends CompactionCall {
+  sessionId: string;
+  chainId: string;
+  runId: string;
+}
 
 /**
  * One model request as the workflow schedules it: the driver's ModelCall — only what is new since the session's

@@ -223,6 +223,16 @@ export class TranscriptRenderer {
           ),
         ];
       }
+      case 'compaction/summary': {
+        const { throughSeq, tokensBefore, tokensAfter, model, summary } = event.data;
+        return [
+          this.rule(
+            `compacted through seq ${throughSeq}: ${tokensBefore} → ${tokensAfter} tokens (${model})`,
+            'cyan',
+          ),
+          ...this.block('≡ ', summary, 'dim'),
+        ];
+      }
       case 'subsession/started':
         return [
           this.paint(

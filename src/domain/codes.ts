@@ -88,6 +88,8 @@ export const ErrorCodes = {
   SubsessionRefused: 'SUBSESSION_REFUSED',
   /** A sub-session's turn did not complete (its reason is in the message and in `subsession/ended`). */
   SubsessionFailed: 'SUBSESSION_FAILED',
+  /** The compaction before a model request failed after its retries (context.maxTokens; the turn ends). */
+  CompactionFailed: 'COMPACTION_FAILED',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

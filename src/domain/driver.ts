@@ -10,6 +10,13 @@
  * between turns, at a quiet point, continue as new (33). Decision note: docs/decisions/2026-12-03-one-loop.md.
  */
 import { ErrorCodes, FailureTypes } from './codes';
+import {
+  compactionCut,
+  compactionThreshold,
+  DEFAULT_KEEP_RECENT,
+  estimateTokens,
+  type ContextMeter,
+} from './compaction';
 import type {
   Answer,
   AnswerMap,
@@ -26,7 +33,13 @@ import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
 import { SessionCore, type SessionSnapshot } from './session';
 import { planDelegate, type DelegatePlan } from './subsession';
 import { runToolBatch } from './toolBatch';
-import { emptyTranscript, transcriptLength, type TranscriptEntry, type TranscriptState } from './transcript';
+import {
+  EMPTY_TRANSCRIPT_HASH,
+  emptyTranscript,
+  transcriptLength,
+  type TranscriptEntry,
+  type TranscriptState,
+} from './transcript';
 import { describeZodIssue } from './util';
 import {
   ApproveInputSchema,
@@ -64,9 +77,19 @@ export interface CarriedSession {
    * run holds from index `base` on: every entry then reaches some model request's input, so a run's history holds
    * all of its transcript (src/activities/historyContext.ts). Runs carried before `entries` existed omit it.
    */
-  transcript: { base: number; hash: string; entries?: TranscriptEntry[] };
+  transcript: {
+    base: number;
+    hash: string;
+    entries?: TranscriptEntry[];
+    /** The log seq that added each of `entries`. */
+    seqs?: number[];
+    /** Compactions so far (absent: none). */
+    generation?: number;
+  };
   /** Count and hash of the transcript prefix the last model request saw. */
   sent: { count: number; hash: string };
+  /** The projection's token count so far (sessions with `context`). */
+  context?: ContextMeter;
   previousRunId: string;
 }
 
@@ -135,6 +158,10 @@ export class SessionDriver {
   private readonly delivered = new Map<string, UserMessage>();
   /** Entries of this run no request has sent yet whose content this run's history holds, and where. */
   private readonly held = new Map<TranscriptEntry, HeldIn & { seq: number }>();
+  /** The projection's tokens as far as known (./compaction.ts). */
+  private meter: ContextMeter;
+  /** How many messages the open step entered (they are the newest entries until its request; a cut keeps them). */
+  private stepEntered = 0;
 
   constructor(
     readonly config: SessionConfig,
@@ -146,8 +173,11 @@ export class SessionDriver {
       transcript.base = carried.transcript.base;
       transcript.hash = carried.transcript.hash;
       transcript.entries = [...(carried.transcript.entries ?? [])];
+      transcript.seqs = carried.transcript.seqs ?? transcript.entries.map(() => 0);
+      transcript.generation = carried.transcript.generation ?? 0;
       transcript.previousRunId = carried.previousRunId;
     }
+    this.meter = carried?.context ?? { tokens: 0, count: 0 };
     this.core = new SessionCore(
       { now: () => deps.now(), ...(deps.onEvent ? { onEvent: deps.onEvent } : {}) },
       carried?.snapshot,
@@ -380,12 +410,25 @@ export class SessionDriver {
   carry(previousRunId: string): CarriedSession {
     const t = this.core.transcript;
     // Entries no request has sent move to the next run, whose first request sends them as new entries; the ones
-    // before stay in this run's history (its requests' inputs) and state (the modelContext query).
-    const unsent = t.entries.slice(Math.max(0, this.sent.count - t.base));
+    // before stay in this run's history (its requests' inputs) and state (the modelContext query). A session with
+    // a token budget also carries the newest entries a compaction would keep, which the next run must hold.
+    let from = Math.max(t.base, this.sent.count);
+    if (this.config.context) from = Math.min(from, this.keptTail());
+    const carried = t.entries.slice(from - t.base);
+    const generation = t.generation ? { generation: t.generation } : {};
     return {
       snapshot: this.core.snapshot,
-      transcript: { base: transcriptLength(t) - unsent.length, hash: t.hash, entries: unsent },
+      transcript: {
+        base: from,
+        hash: t.hash,
+        entries: carried,
+        seqs: t.seqs.slice(from - t.base),
+        ...generation,
+      },
       sent: this.sent,
+      ...(this.config.context
+        ? { context: { tokens: this.estimateRequest(), count: transcriptLength(t) } }
+        : {}),
       previousRunId,
     };
   }
@@ -457,6 +500,7 @@ export class SessionDriver {
       if (this.abortedIfCanceling()) return;
       if (overBudget) return core.endTurn(overBudget);
       core.startStep(next.messages);
+      this.stepEntered = next.messages.length;
       this.holdDelivered(next.messages);
       const step = yield* this.step(tools.value, hooks.value);
       if (this.abortedIfCanceling()) return;
@@ -511,6 +555,8 @@ export class SessionDriver {
     hooks: readonly HookDescriptor[],
   ): Generator<Effect, StepResult, Answer> {
     const core = this.core;
+    const compaction = yield* this.compactIfOver();
+    if (compaction) return compaction;
     const call = this.modelCall([...allowed.keys()]);
     const answer = yield* ask({ type: 'model', call });
     if (answer.kind === 'failed') {
@@ -537,6 +583,11 @@ export class SessionDriver {
       ...(result.tools ? { tools: result.tools } : {}),
     });
     this.hold({ in: 'model', requestIndex: call.requestIndex, id });
+    if (result.usage?.inputTokens !== undefined) {
+      const t = core.transcript;
+      const answerTokens = result.usage.outputTokens ?? estimateTokens(t.entries[t.entries.length - 1]!);
+      this.meter = { tokens: result.usage.inputTokens + answerTokens, count: transcriptLength(t) };
+    }
     const maxTokens = result.finish === 'max-tokens';
     if (result.toolCalls.length === 0)
       return { kind: 'done', outcome: { toolsOweRequest: false, concluded: false, maxTokens } };
@@ -551,6 +602,80 @@ export class SessionDriver {
       planDelegate: (call) => this.planDelegate(call, allowed),
     });
     return { kind: 'done', outcome: { toolsOweRequest: true, concluded: batch.concluded, maxTokens } };
+  }
+
+  /**
+   * Before a model request that would pass the session's token budget: summarise the oldest part of the projection
+   * (./compaction.ts) and log `compaction/summary`; the request then carries the new projection from position 0.
+   * Returns the turn's end when the compaction failed; undefined otherwise (also when nothing can be cut).
+   */
+  private *compactIfOver(): Generator<Effect, StepResult | undefined, Answer> {
+    const context = this.config.context;
+    if (!context || this.estimateRequest() <= compactionThreshold(context)) return undefined;
+    const core = this.core;
+    const t = core.transcript;
+    const stepStart = transcriptLength(t) - this.stepEntered;
+    const where = compactionCut(
+      t.entries,
+      t.seqs,
+      t.base,
+      context.keepRecent ?? DEFAULT_KEEP_RECENT,
+      stepStart,
+    );
+    if (!where) return undefined;
+    const { cut, pinned } = where;
+    const prefix = this.sent;
+    const own = this.config.model;
+    const compactor =
+      context.model?.provider === 'scripted'
+        ? scriptedCompactor(context.model, t.generation)
+        : (context.model ?? (own?.provider === 'scripted' ? { ...own, steps: [] } : own));
+    const throughSeq = t.seqs[cut - t.base]! - 1;
+    const pinnedSeq = pinned !== undefined ? { pinned: t.seqs[pinned - t.base]! } : {};
+    const answer = yield* ask({
+      type: 'compact',
+      call: {
+        turn: core.turn,
+        step: core.step,
+        ...(compactor ? { model: compactor } : {}),
+        prefix,
+        newEntries: t.entries.slice(Math.max(0, prefix.count - t.base)),
+        hash: t.hash,
+        ...(t.generation ? { generation: t.generation } : {}),
+        cut,
+        ...(pinned !== undefined ? { pinned } : {}),
+        throughSeq,
+      },
+    });
+    if (answer.kind === 'failed') {
+      if (answer.canceled && core.canceling)
+        return { kind: 'end', reason: { kind: 'aborted', reason: core.canceling } };
+      return { kind: 'end', reason: { kind: 'error', error: answer.error } };
+    }
+    core.compacted({ throughSeq, ...pinnedSeq, ...answer.result });
+    this.sent = { count: 0, hash: EMPTY_TRANSCRIPT_HASH };
+    this.meter = { tokens: answer.result.tokensAfter, count: transcriptLength(t) };
+    return undefined;
+  }
+
+  /** The estimated tokens of a request made now: the meter, plus an estimate of the entries after it. */
+  private estimateRequest(): number {
+    const t = this.core.transcript;
+    let tokens = this.meter.tokens;
+    for (let i = Math.max(this.meter.count, t.base); i < transcriptLength(t); i++)
+      tokens += estimateTokens(t.entries[i - t.base]!);
+    return tokens;
+  }
+
+  /** Where the entries a compaction would keep start (at most `keepRecent` back, moved to a clean cut). */
+  private keptTail(): number {
+    const t = this.core.transcript;
+    let from = Math.max(
+      t.base,
+      transcriptLength(t) - (this.config.context?.keepRecent ?? DEFAULT_KEEP_RECENT),
+    );
+    while (from > t.base && t.entries[from - t.base]!.role === 'tool') from--;
+    return from;
   }
 
   /** Plans a delegate call (./subsession.ts); a started sub-session counts against the turn's limit. */
@@ -599,6 +724,7 @@ export class SessionDriver {
       newEntries,
       refs,
       hash: t.hash,
+      ...(t.generation ? { generation: t.generation } : {}),
     };
   }
 
@@ -658,6 +784,15 @@ export function modelForRequest(
     model: { ...model, steps: model.steps.slice(requestIndex, requestIndex + 1) },
     stepsFrom: requestIndex,
   };
+}
+
+/**
+ * A scripted compactor for the session's `n`-th compaction: its step `n` (the last one when the script is shorter),
+ * so a test can give each compaction its own summary and timing; no steps answer with a default summary.
+ */
+function scriptedCompactor(model: Extract<ModelSpec, { provider: 'scripted' }>, n: number): ModelSpec {
+  const step = model.steps[Math.min(n, model.steps.length - 1)];
+  return { ...model, steps: step ? [step] : [] };
 }
 
 function messageOf(err: unknown): string {

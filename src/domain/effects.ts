@@ -78,6 +78,34 @@ export interface ModelCall {
   refs: (RefTarget | null)[];
   /** Hash of prefix + newEntries. */
   hash: string;
+  /** The projection's compactions so far (./compaction.ts); absent before the first. Positions count from it. */
+  generation?: number;
+}
+
+/**
+ * A compaction request (./compaction.ts): the whole projection, sent as a model request sends it (prefix, new
+ * entries inline, hash, generation), and where to cut it. Entries before `cut` are summarised.
+ */
+export interface CompactionCall extends Pick<
+  ModelCall,
+  'turn' | 'step' | 'prefix' | 'newEntries' | 'hash' | 'generation'
+> {
+  /** The compactor: `context.model`, else the session's model (a scripted one without its steps). */
+  model?: ModelSpec;
+  cut: number;
+  /** The latest direct message's position when it comes before the cut: kept verbatim, not summarised. */
+  pinned?: number;
+  /** The seq of the last event summarised (the entry at `cut` was logged after it). */
+  throughSeq: number;
+}
+
+/** What a compactor answered, and the projection's size before and after. */
+export interface CompactionResult {
+  summary: string;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The compactor (`provider:model`). */
+  model: string;
 }
 
 export interface ModelStepResult {
@@ -152,6 +180,8 @@ export type Effect =
   | { type: 'pre-step'; request: PreStepRequest }
   /** Call the model. */
   | { type: 'model'; call: ModelCall }
+  /** Summarise the oldest part of the projection (before a model request that would pass the token budget). */
+  | { type: 'compact'; call: CompactionCall }
   /** Start a tool call and its post-tool hooks; answer at once (undefined); it settles through `tool-settled`. */
   | { type: 'start-tool'; start: ToolStart }
   /**
@@ -186,6 +216,7 @@ export interface AnswerMap {
   'resolve-tools': Resolved<ToolDescriptor[]>;
   'pre-step': { kind: 'decided'; decision: PreStepDecision } | Failed;
   model: { kind: 'ok'; result: ModelStepResult } | Failed;
+  compact: { kind: 'ok'; result: CompactionResult } | Failed;
   'start-tool': undefined;
   /** `held`: the result's content is what the tool activity returned (its result in history holds it). */
   'tool-settled':

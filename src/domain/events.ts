@@ -135,6 +135,24 @@ export interface SessionForked {
   messages: TranscriptEntry[];
 }
 
+/**
+ * A compaction inside a step, before its model request (`compaction/summary`, src/domain/compaction.ts): from here
+ * on the model sees `summary` in place of every entry logged up to `throughSeq`.
+ */
+export interface CompactionSummary {
+  turn: number;
+  step: number;
+  throughSeq: number;
+  /** The seq of the latest direct message when it was logged before `throughSeq`: it stays, after the summary. */
+  pinned?: number;
+  summary: string;
+  /** Tokens of the projection before and after (the compactor's tokenizer where one fits, else the estimate). */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** The compactor (`provider:model`). */
+  model: string;
+}
+
 /** A delegate call started its sub-session (`subsession/started`), right after the call's `tool/call`. */
 export interface SubsessionStarted {
   turn: number;
@@ -174,6 +192,7 @@ export interface EventDataMap {
   'budget/exceeded': BudgetExceeded;
   'budget/resolved': BudgetResolution;
   'session/forked': SessionForked;
+  'compaction/summary': CompactionSummary;
   'subsession/started': SubsessionStarted;
   'subsession/ended': SubsessionEnded;
   'session/disposed': Record<string, never>;
@@ -205,6 +224,7 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'budget/exceeded',
   'budget/resolved',
   'session/forked',
+  'compaction/summary',
   'subsession/started',
   'subsession/ended',
   'session/disposed',
@@ -332,6 +352,15 @@ export const EventDataSchemas = {
     from: z.string(),
     throughSeq: z.number().int().min(0),
     messages: z.array(TranscriptEntrySchema),
+  }),
+  'compaction/summary': z.object({
+    ...TurnStep,
+    throughSeq: z.number().int().min(0),
+    pinned: z.number().int().min(0).optional(),
+    summary: z.string(),
+    tokensBefore: z.number().int().min(0),
+    tokensAfter: z.number().int().min(0),
+    model: z.string(),
   }),
   'subsession/started': z.object({ ...TurnStep, callId: z.string(), session: z.string() }),
   'subsession/ended': z.object({

@@ -34,6 +34,7 @@ export {
   BudgetDecisionSchema,
   BudgetLimitsSchema,
   BUDGET_LIMIT_KEYS,
+  ContextConfigSchema,
   budgetBreaches,
   budgetRemaining,
   MAX_APPROVAL_TIMEOUT_MS,
@@ -58,6 +59,7 @@ export type {
   BudgetKey,
   BudgetLimits,
   BudgetReceipt,
+  ContextConfig,
   BudgetUsed,
   CancelInput,
   EventsQuery,
@@ -109,6 +111,7 @@ export {
 export type { Inbox, SpliceShape } from './inbox';
 
 export { emptyTranscript, projectEvent, projectTranscript } from './transcript';
+export { estimateTokens, DEFAULT_COMPACT_AT, DEFAULT_KEEP_RECENT } from './compaction';
 export type { TranscriptEntry, TranscriptState } from './transcript';
 
 export {

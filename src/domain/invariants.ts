@@ -272,6 +272,13 @@ class LogChecker {
           this.report(event, `names step ${event.data.step}; the pause was before step ${this.budgetPause}`);
         this.budgetPause = undefined;
         return;
+      case 'compaction/summary': {
+        const step = this.requireStep(event);
+        if (!step) return;
+        if (step.requested)
+          this.report(event, `after the step's assistant/message: it comes before the request`);
+        return;
+      }
       case 'session/forked':
         if (event.seq !== 0) this.report(event, 'after the first event: a fork starts its log');
         return;

@@ -614,6 +614,12 @@ export class SessionCore {
     this.append({ type: 'session/forked', data });
   }
 
+  /** A compaction inside the open step, before its model request (./compaction.ts). */
+  compacted(data: Omit<EventDataMap['compaction/summary'], 'turn' | 'step'>): void {
+    this.requireStep('compaction/summary');
+    this.append({ type: 'compaction/summary', data: { turn: this.s.turn, step: this.s.step, ...data } });
+  }
+
   /** Records that a call of the open step waits for a decision before it runs. */
   requestApproval(request: Omit<ApprovalRequest, 'turn' | 'step'>): void {
     this.requireStep('tool/approval-requested');

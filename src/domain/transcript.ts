@@ -3,10 +3,12 @@
  * `user/message`, `assistant/message` (interrupted ones keep their visible text), `tool/result` and the snapshot a
  * forked session starts with (`session/forked`) are visible;
  * inbox splices, turn and step boundaries are not. Direct input and context differ only by `source` (rule 35).
+ * A `compaction/summary` replaces every entry logged up to its `throughSeq` with one summary message.
  * Pure; the same fold runs incrementally in the workflow and over a whole log in tests.
  */
-import type { AssistantMessage, ErrorInfo, SessionEvent, ToolCallInfo } from './events';
+import type { AssistantMessage, ErrorInfo, EventDataMap, SessionEvent, ToolCallInfo } from './events';
 import type { ContentBlock, MessageSource, UserMessage } from './messages';
+import { summaryEntry } from './compaction';
 
 export type TranscriptEntry =
   | { role: 'user'; id: string; content: ContentBlock[]; source: MessageSource }
@@ -20,6 +22,13 @@ export type TranscriptEntry =
  */
 export interface TranscriptState {
   entries: TranscriptEntry[];
+  /** The log seq of the event that added each of `entries` (a fork's snapshot entries share seq 0). */
+  seqs: number[];
+  /**
+   * Compactions so far (`compaction/summary`): each starts a new projection — the summary, then the entries kept —
+   * with its own positions and hash from 0. Model requests name it, so a reader assembles the right one.
+   */
+  generation: number;
   /** Tool names of calls seen so far in this run (results lack names). */
   callNames: Record<string, string>;
   /** Number of entries before this run's first one. */
@@ -33,7 +42,7 @@ export interface TranscriptState {
 export const EMPTY_TRANSCRIPT_HASH = '0';
 
 export function emptyTranscript(): TranscriptState {
-  return { entries: [], callNames: {}, base: 0, hash: EMPTY_TRANSCRIPT_HASH };
+  return { entries: [], seqs: [], generation: 0, callNames: {}, base: 0, hash: EMPTY_TRANSCRIPT_HASH };
 }
 
 /** Total number of entries, earlier runs included. */
@@ -65,9 +74,28 @@ export function extendHash(previous: string, entry: TranscriptEntry): string {
   return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
 }
 
-function push(state: TranscriptState, entry: TranscriptEntry): void {
+function push(state: TranscriptState, entry: TranscriptEntry, seq: number): void {
   state.entries.push(entry);
+  state.seqs.push(seq);
   state.hash = extendHash(state.hash, entry);
+}
+
+/**
+ * A compaction: the projection becomes the summary, then the pinned message and the entries logged after
+ * `throughSeq`, which the state must hold (the driver cuts only where it does: src/domain/compaction.ts). A new generation, positions from 0.
+ */
+function compact(state: TranscriptState, seq: number, data: EventDataMap['compaction/summary']): void {
+  const keep = state.seqs.flatMap((s, i) => (s > data.throughSeq || s === data.pinned ? [i] : []));
+  const kept = keep.map((i) => state.entries[i]!);
+  const keptSeqs = keep.map((i) => state.seqs[i]!);
+  state.entries = [];
+  state.seqs = [];
+  state.base = 0;
+  state.hash = EMPTY_TRANSCRIPT_HASH;
+  delete state.previousRunId;
+  state.generation += 1;
+  push(state, summaryEntry(seq, data), seq);
+  kept.forEach((entry, i) => push(state, entry, keptSeqs[i]!));
 }
 
 /** The entry of a `user/message`. */
@@ -99,16 +127,16 @@ export function toolEntry(
 export function projectEvent(state: TranscriptState, event: SessionEvent): TranscriptState {
   switch (event.type) {
     case 'user/message':
-      push(state, userEntry(event.data.message));
+      push(state, userEntry(event.data.message), event.seq);
       break;
     case 'assistant/message':
-      push(state, assistantEntry(event.data.message, event.data.interrupted));
+      push(state, assistantEntry(event.data.message, event.data.interrupted), event.seq);
       break;
     case 'tool/call':
       state.callNames[event.data.callId] = event.data.name;
       break;
     case 'session/forked':
-      for (const entry of event.data.messages) push(state, entry);
+      for (const entry of event.data.messages) push(state, entry, event.seq);
       break;
     case 'tool/result':
       push(
@@ -119,7 +147,11 @@ export function projectEvent(state: TranscriptState, event: SessionEvent): Trans
           event.data.content,
           event.data.error,
         ),
+        event.seq,
       );
+      break;
+    case 'compaction/summary':
+      compact(state, event.seq, event.data);
       break;
     default:
       break;

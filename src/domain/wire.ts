@@ -137,6 +137,19 @@ export const ForkSchema = z.strictObject({
     .optional(),
 });
 export type Fork = z.infer<typeof ForkSchema>;
+
+/**
+ * The model-visible context's token budget (src/domain/compaction.ts): before a request that would pass
+ * `compactAt × maxTokens` (default 0.8), the oldest part is summarised by `model` (default: the session's), keeping
+ * the newest `keepRecent` entries (default 4), the latest direct message and what came after it verbatim.
+ */
+export const ContextConfigSchema = z.strictObject({
+  maxTokens: z.number().int().min(256).max(10_000_000),
+  compactAt: z.number().min(0.1).max(1).optional(),
+  keepRecent: z.number().int().min(0).max(1000).optional(),
+  model: ModelSpecSchema.optional(),
+});
+export type ContextConfig = z.infer<typeof ContextConfigSchema>;
 /** How deep sub-sessions nest: a session at this depth cannot delegate (the root session is depth 0). */
 export const MAX_SUBSESSION_DEPTH = 2;
 /** What a child session's config says of its parent (`SessionConfig.subsession`). */
@@ -192,6 +205,8 @@ export const SessionConfigSchema = z.strictObject({
    */
   /** Set by `SessionClient.fork`: where this session was forked from, and (first run) the snapshot it starts with. */
   fork: ForkSchema.optional(),
+  /** A token budget for what the model sees: older messages are compacted into a summary (docs/protocol.md). */
+  context: ContextConfigSchema.optional(),
   budget: BudgetLimitsSchema.extend({ onExceeded: z.enum(['ask', 'stop']).optional() })
     .refine((b) => BUDGET_LIMIT_KEYS.some((k) => b[k] !== undefined), {
       message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,

@@ -96,6 +96,11 @@ export interface SessionWorkerOptions {
   modelPrices?: ModelPrices;
   scriptedRecorder?: ScriptedRecorder;
   /**
+   * Most sessions whose model-visible transcript the worker keeps between model requests (default 1,000). A session
+   * the cache lacks is read from its runs' history, so a smaller cache trades memory for reads; 0 reads every time.
+   */
+  transcriptCacheSessions?: number;
+  /**
    * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
    * sink fills it; default: a new one). Tests pass their own to empty it, as a restart would.
    */
@@ -174,6 +179,9 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     ...(opts.defaultModel ? { defaultModel: opts.defaultModel } : {}),
     ...(opts.modelPrices ? { prices: opts.modelPrices } : {}),
     ...(opts.scriptedRecorder ? { scriptedRecorder: opts.scriptedRecorder } : {}),
+    ...(opts.transcriptCacheSessions !== undefined
+      ? { transcriptCacheSessions: opts.transcriptCacheSessions }
+      : {}),
   });
   const {
     interceptors,

@@ -27,7 +27,7 @@ const nonRetryableErrorTypes = [
   FailureTypes.HookInvalidOutput,
 ];
 
-export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep'>>({
+export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep' | 'compactTranscript'>>({
   startToCloseTimeout: '10 minutes',
   scheduleToCloseTimeout: '1 hour',
   heartbeatTimeout: '10 seconds',

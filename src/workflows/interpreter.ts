@@ -23,6 +23,7 @@ import type {
   Answer,
   ApprovalCheck,
   AnswerMap,
+  CompactionCall,
   Effect,
   Failed,
   HookDescriptor,
@@ -190,6 +191,8 @@ export class EffectInterpreter {
         return this.preStep(effect.request);
       case 'model':
         return this.model(effect.call);
+      case 'compact':
+        return this.compact(effect.call);
       case 'start-tool':
         this.startTool(effect.start);
         return undefined;
@@ -294,6 +297,25 @@ export class EffectInterpreter {
       }
     } catch (err) {
       return failed(err, ErrorCodes.ModelFailed);
+    }
+  }
+
+  /** A compaction (src/domain/compaction.ts): the compactor's activity, with the model activity's options. */
+  private async compact(call: CompactionCall): Promise<Answer> {
+    const input = {
+      ...call,
+      sessionId: this.info.workflowId,
+      chainId: this.info.firstExecutionRunId,
+      runId: this.info.runId,
+    };
+    const options = { summary: `compact ${call.turn}.${call.step} ${modelLabel(call.model)}` };
+    try {
+      return {
+        kind: 'ok',
+        result: await modelActivities.compactTranscript.executeWithOptions(options, [input]),
+      };
+    } catch (err) {
+      return failed(err, ErrorCodes.CompactionFailed);
     }
   }
 
@@ -459,6 +481,7 @@ function waitingFor(effect: Effect, running: ReadonlyMap<number, string>): Waiti
     case 'pre-step':
       return { kind: 'pre-step' };
     case 'model':
+    case 'compact':
       return { kind: 'model', model: modelLabel(effect.call.model) };
     case 'start-tool':
       return undefined;

@@ -88,7 +88,7 @@ async function ensureWorker(): Promise<WorkerProcess> {
 }
 
 /** Resolves once an activity of `type` of the session is running on a worker (not merely scheduled). */
-function activityRunning(id: string, type: 'modelStep' | 'executeTool') {
+function activityRunning(id: string, type: 'modelStep' | 'executeTool' | 'compactTranscript') {
   return eventually(
     () => sessions.handle(id).describe(),
     (d) => (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === type && a.state === STARTED),
@@ -210,6 +210,34 @@ describe('a worker killed with SIGKILL', { timeout: 90_000 }, () => {
     expect(results[0]!.error).toBeUndefined();
     expect(results[0]!.content).toEqual([{ type: 'text', text: 'slept 3000 ms' }]);
     expect((await attemptsOf(id, 'executeTool'))[0]).toBeGreaterThanOrEqual(2);
+  });
+
+  it('during a compaction → it is retried on the new worker; one compaction/summary, and the turn completes', async () => {
+    const first = await ensureWorker();
+    const id = `crash-compaction-${randomUUID()}`;
+    const long = (tag: string) => Array.from({ length: 40 }, (_, i) => `${tag}${i}`).join(' ');
+    await sessions.start(id, {
+      context: {
+        maxTokens: 256,
+        compactAt: 0.3,
+        keepRecent: 1,
+        model: { provider: 'scripted', steps: [{ text: 'the gist of turn 1', delayMs: 3_000 }] },
+      },
+    });
+    await sessions.followup(id, { id: 'm-1', content: long('a') });
+    await settleWithin(id, 1, 20_000);
+    // The second request would pass 30 % of 256 tokens: the loop compacts first.
+    await sessions.followup(id, { id: 'm-2', content: long('b') });
+    await activityRunning(id, 'compactTranscript');
+    await kill(first);
+    await startWorker();
+    const events = await settleWithin(id, 2, 45_000);
+    expectNothingDoubled(events);
+    expect(turnEnds(events)).toEqual(['completed', 'completed']);
+    const summaries = events.filter((e) => e.type === 'compaction/summary');
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatchObject({ data: { summary: 'the gist of turn 1', turn: 2, step: 1 } });
+    expect((await attemptsOf(id, 'compactTranscript'))[0]).toBeGreaterThanOrEqual(2);
   });
 
   it('between workflow tasks → a follow-up sent while no worker runs starts its turn on the next worker', async () => {

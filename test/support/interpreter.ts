@@ -52,7 +52,8 @@ import {
   type RefTarget,
   type WireEntry,
 } from '../../src/domain/entryRefs';
-import type { ModelStepResult } from '../../src/domain/effects';
+import type { CompactionCall, ModelStepResult } from '../../src/domain/effects';
+import { estimateTokens, splitAtCut, summaryEntry } from '../../src/domain/compaction';
 import { extendHash } from '../../src/domain/transcript';
 
 /** A message as tests write it: frozen like the workflow's. */
@@ -145,6 +146,8 @@ export interface Script {
   postTool?(hook: string, call: ToolStart['call'], result: ToolExecResult): PostToolHookOutcome;
   /** Tool descriptors the worker has (default: every name the config lists, none exclusive). */
   tools?: readonly ToolDescriptor[];
+  /** A compaction's answer (default: a summary naming how many messages it replaced); a string fails it. */
+  compact?(point: { turn: number; step: number; cut: number }): string | { fail: string };
   /** The worker's answer for calls of `approval: 'check'` tools: the callIds that need approval (default none). */
   checkApprovals?(calls: readonly { callId: string; name: string }[]): readonly string[] | 'fail';
 }
@@ -166,6 +169,8 @@ export class InMemorySession {
   readonly sent: WireEntry[][] = [];
   /** Length of the whole log (across runs) when each request was made: what the model saw was logged before it. */
   readonly requestAt: number[] = [];
+  /** The projection each compaction was given (assembled and checked as a model request's), and its cut. */
+  readonly compactions: { projection: TranscriptEntry[]; cut: number; pinned?: number }[] = [];
   /** The log of every run so far (continue-as-new starts a new driver whose log starts where this one ended). */
   readonly earlierLog: SessionEvent[] = [];
   /** How many runs continued as new. */
@@ -190,6 +195,8 @@ export class InMemorySession {
   private running: number[] = [];
   /** The model activity's cache: the entries the last request saw (prefix of the whole transcript). */
   private seen: TranscriptEntry[] = [];
+  /** The projection generation `seen` belongs to (a compaction starts the next one from position 0). */
+  private generation = 0;
   /** Model-visible entries of earlier runs (what a model activity reads from them on a cache miss). */
   private readonly config: SessionConfig;
   private suggestContinueAsNew = false;
@@ -438,6 +445,8 @@ export class InMemorySession {
         return this.preStep(effect.request);
       case 'model':
         return this.model(effect.call);
+      case 'compact':
+        return this.compact(effect.call);
       case 'tool-settled':
         return this.settle();
       case 'check-approvals': {
@@ -526,6 +535,12 @@ export class InMemorySession {
    * continue-as-new too, so the prefix is always exactly what earlier requests sent. Check, append.
    */
   private assemble(call: ModelCall): TranscriptEntry[] {
+    if ((call.generation ?? 0) !== this.generation) {
+      if (call.prefix.count !== 0)
+        throw new Error(`a new generation's first request has prefix ${call.prefix.count}`);
+      this.generation = call.generation ?? 0;
+      this.seen = [];
+    }
     if (call.prefix.count !== this.seen.length)
       throw new Error(`prefix ${call.prefix.count} ≠ cache ${this.seen.length}`);
     if (hashOf(this.seen) !== call.prefix.hash) throw new Error('prefix hash mismatch');
@@ -534,6 +549,36 @@ export class InMemorySession {
     this.seen.push(...wire.map((e) => (isEntryRef(e) ? this.fromHistory(e.ref) : e)));
     if (hashOf(this.seen) !== call.hash) throw new Error('request hash mismatch');
     return structuredClone(this.seen);
+  }
+
+  /**
+   * A compaction, as the compaction activity does it: the projection assembled like a request's (prefix checked,
+   * the cache left as it is), a summary of the entries before the cut, and the estimated tokens before and after.
+   */
+  private compact(call: CompactionCall): Answer {
+    if (this.inCanceledTurn) return this.canceled();
+    if ((call.generation ?? 0) !== this.generation || call.prefix.count !== this.seen.length)
+      throw new Error(`compaction prefix ${call.prefix.count} ≠ cache ${this.seen.length}`);
+    if (hashOf(this.seen) !== call.prefix.hash) throw new Error('compaction prefix hash mismatch');
+    const projection = [...structuredClone(this.seen), ...structuredClone(call.newEntries)];
+    if (hashOf(projection) !== call.hash) throw new Error('compaction hash mismatch');
+    this.compactions.push({
+      projection,
+      cut: call.cut,
+      ...(call.pinned !== undefined ? { pinned: call.pinned } : {}),
+    });
+    const planned = this.script.compact?.({ turn: call.turn, step: call.step, cut: call.cut });
+    if (typeof planned === 'object')
+      return { kind: 'failed', error: { message: planned.fail, code: 'COMPACTION_FAILED' } };
+    const { summarised, kept } = splitAtCut(projection, call);
+    const summary = planned ?? `summary of ${summarised.length} messages`;
+    const after = [summaryEntry(0, { throughSeq: call.throughSeq, summary, model: 'scripted' }), ...kept];
+    const tokens = (entries: readonly TranscriptEntry[]) =>
+      entries.reduce((n, e) => n + estimateTokens(e), 0);
+    return {
+      kind: 'ok',
+      result: { summary, tokensBefore: tokens(projection), tokensAfter: tokens(after), model: 'scripted' },
+    };
   }
 
   /** The entry a reference names, rebuilt from what this run's history holds; throws if it holds no such entry. */
@@ -691,6 +736,8 @@ export function outline(log: readonly SessionEvent[], initial: Inbox = EMPTY_INB
         return `budget/resolved ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by}`;
       case 'session/forked':
         return `session/forked ${e.data.from}@${e.data.throughSeq} ${e.data.messages.length}`;
+      case 'compaction/summary':
+        return `compaction/summary ${e.data.turn}.${e.data.step} through ${e.data.throughSeq}`;
       case 'subsession/started':
         return `subsession/started ${e.data.callId} ${e.data.session}`;
       case 'subsession/ended':

@@ -106,6 +106,8 @@ export function summarize(events: readonly SessionEvent[]): string[] {
         return `session/forked ${e.data.from}@${e.data.throughSeq}`;
       case 'subsession/started':
         return `subsession/started ${e.data.callId}`;
+      case 'compaction/summary':
+        return `compaction/summary ${e.data.turn}.${e.data.step} through ${e.data.throughSeq}`;
       case 'subsession/ended':
         return `subsession/ended ${e.data.callId} ${e.data.reason.kind}`;
       case 'session/disposed':

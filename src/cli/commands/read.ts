@@ -160,6 +160,8 @@ export function eventLine(e: SessionEvent): string {
       return `${head} ${e.data.turn}.${e.data.step} ${e.data.decision} by ${e.data.by} ${JSON.stringify(e.data.limits)}${e.data.reason ? `: ${e.data.reason}` : ''}`;
     case 'session/forked':
       return `${head} from ${e.data.from} at seq ${e.data.throughSeq} with ${e.data.messages.length} messages`;
+    case 'compaction/summary':
+      return `${head} ${e.data.turn}.${e.data.step} through seq ${e.data.throughSeq}: ${e.data.tokensBefore} → ${e.data.tokensAfter} tokens by ${e.data.model} "${e.data.summary}"`;
     case 'subsession/started':
       return `${head} ${e.data.turn}.${e.data.step} ${e.data.callId} ${e.data.session}`;
     case 'subsession/ended':

@@ -220,6 +220,9 @@ function foldLog(events) {
             });
         });
         break;
+      case 'compaction/summary':
+        entries.push({ kind: 'compaction', seq: ev.seq, data: d });
+        break;
       case 'session/disposed':
         entries.push({ kind: 'disposed', seq: ev.seq });
         break;
@@ -374,6 +377,14 @@ function Entry({ entry, calls, pending, canWrite, path, onError }) {
       return html`<div class="divider end">turn ${entry.turn} ended: ${endLabel(entry.reason)}</div>`;
     case 'disposed':
       return html`<div class="divider end">session disposed</div>`;
+    case 'compaction':
+      return html`<details class="card context" data-testid="compaction">
+        <summary>
+          compacted through seq ${entry.data.throughSeq}: ${entry.data.tokensBefore} →
+          ${entry.data.tokensAfter} tokens · ${entry.data.model}
+        </summary>
+        <div class="text">${entry.data.summary}</div>
+      </details>`;
     case 'forked':
       return html`<div class="divider forked" data-testid="forked">
         forked from <a href=${`#/s/${encodeURIComponent(entry.data.from)}`}>${entry.data.from}</a>
