@@ -142,6 +142,9 @@ describe('bad arguments', () => {
       () => expectUsageError(['budget', 's', 'extend'], /extend needs a new limit/),
       () => expectUsageError(['budget', 's', 'raise'], /unknown budget decision "raise"/),
       () => expectUsageError(['start', 's', '--budget', 'dollars=5'], /invalid --budget "dollars=5"/),
+      () => expectUsageError(['start', 's', '--context', 'tokens=5'], /invalid --context "tokens=5"/),
+      () =>
+        expectUsageError(['start', 's', '--context', 'compactAt=0.5'], /--context: maxTokens=N is required/),
       () =>
         expectUsageError(
           ['ui', '--token', 'same-token-0123456789', '--read-token', 'same-token-0123456789'],

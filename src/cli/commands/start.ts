@@ -27,6 +27,7 @@ export const START_OPTIONS = {
   approvals: { type: 'string' },
   'approval-timeout': { type: 'string' },
   budget: { type: 'string' },
+  context: { type: 'string' },
 } as const satisfies OptionSpec;
 
 const startHelpLines = [
@@ -39,6 +40,8 @@ const startHelpLines = [
   '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
   '  --budget LIST  spending limits, e.g. modelCalls=20,toolCalls=50,inputTokens=200000,outputTokens=20000; the',
   '                 session waits at a limit for `agent-sessions budget <id> extend|deny` (add stop to end the turn)',
+  '  --context LIST token budget of what the model sees, e.g. maxTokens=100000,compactAt=0.8,keepRecent=4: older',
+  '                 messages are summarised before a request that would pass compactAt × maxTokens',
 ];
 
 /** `start`'s options as help lines under a heading (for `schedule create`). */
@@ -51,7 +54,7 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS] [--budget LIST]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS] [--budget LIST] [--context LIST]',
   details: ['options:', ...startHelpLines].join('\n'),
   options: START_OPTIONS,
   connects: true,
@@ -104,7 +107,24 @@ export function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
     };
   const budget = stringOpt(p, 'budget');
   if (budget !== undefined) config.budget = parseBudget(budget);
+  const context = stringOpt(p, 'context');
+  if (context !== undefined) config.context = parseContext(context);
   return config;
+}
+
+/** `maxTokens=100000,compactAt=0.8,keepRecent=4` → SessionConfig.context (the client checks the ranges). */
+function parseContext(text: string): NonNullable<SessionConfig['context']> {
+  const context: Partial<NonNullable<SessionConfig['context']>> = {};
+  for (const part of text.split(',').map((x) => x.trim())) {
+    const m = /^(maxTokens|compactAt|keepRecent)=(\d+(?:\.\d+)?)$/.exec(part);
+    if (!m)
+      throw new UsageError(
+        `invalid --context "${part}": write maxTokens=N, compactAt=F (a fraction) or keepRecent=N`,
+      );
+    context[m[1] as 'maxTokens'] = Number(m[2]);
+  }
+  if (context.maxTokens === undefined) throw new UsageError('invalid --context: maxTokens=N is required');
+  return { ...context, maxTokens: context.maxTokens };
 }
 
 /** `modelCalls=20,inputTokens=200000[,stop]` → SessionConfig.budget. Throws UsageError naming the bad part. */
