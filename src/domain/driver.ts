@@ -670,11 +670,9 @@ export class SessionDriver {
   /** Where the entries a compaction would keep start (at most `keepRecent` back, moved to a clean cut). */
   private keptTail(): number {
     const t = this.core.transcript;
-    let from = Math.max(
-      t.base,
-      transcriptLength(t) - (this.config.context?.keepRecent ?? DEFAULT_KEEP_RECENT),
-    );
-    while (from > t.base && t.entries[from - t.base]!.role === 'tool') from--;
+    const keep = Math.max(1, this.config.context?.keepRecent ?? DEFAULT_KEEP_RECENT);
+    let from = Math.max(t.base, transcriptLength(t) - keep);
+    while (from > t.base && t.entries[from - t.base]?.role === 'tool') from--;
     return from;
   }
 

@@ -22,7 +22,10 @@ export type TranscriptEntry =
  */
 export interface TranscriptState {
   entries: TranscriptEntry[];
-  /** The log seq of the event that added each of `entries` (a fork's snapshot entries share seq 0). */
+  /**
+   * The log seq of the event that added each of `entries` (a fork's snapshot entries share seq 0); for a
+   * compaction's summary, the `throughSeq` it stands for.
+   */
   seqs: number[];
   /**
    * Compactions so far (`compaction/summary`): each starts a new projection — the summary, then the entries kept —
@@ -94,7 +97,8 @@ function compact(state: TranscriptState, seq: number, data: EventDataMap['compac
   state.hash = EMPTY_TRANSCRIPT_HASH;
   delete state.previousRunId;
   state.generation += 1;
-  push(state, summaryEntry(seq, data), seq);
+  // The summary stands for everything up to throughSeq: a later cut after it summarises it with the rest.
+  push(state, summaryEntry(seq, data), data.throughSeq);
   kept.forEach((entry, i) => push(state, entry, keptSeqs[i]!));
 }
 

@@ -175,6 +175,8 @@ const programArb = fc.record({
   exclusiveTx: fc.boolean(),
   postToolHook: fc.boolean(),
   hookOutcomes: fc.array(hookOutcomeArb, { maxLength: 20 }),
+  /** A token budget in about half the runs, small enough that most runs compact (often more than once). */
+  context: fc.option(fc.record({ keepRecent: fc.nat({ max: 3 }), compactAt: fc.constantFrom(0.1, 0.2) })),
 });
 type Program = typeof programArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -248,6 +250,7 @@ function run(program: Program): Run {
       tools: TOOLS,
       maxParallelToolCalls: program.maxParallel,
       ...(program.postToolHook ? { hooks: ['post-audit'] } : {}),
+      ...(program.context ? { context: { maxTokens: 256, ...program.context } } : {}),
     },
   });
   for (const [index, op] of program.ops.entries()) {
@@ -284,12 +287,35 @@ function run(program: Program): Run {
 
 /**
  * The model-visible messages of a log prefix, written independently of src/domain/transcript.ts: user messages
- * as entered, assistant messages (interrupted ones keep their text), tool results named by their calls.
+ * as entered, assistant messages (interrupted ones keep their text), tool results named by their calls; a
+ * compaction's summary in place of what it replaced (docs/protocol.md, "Compaction").
  */
 function visibleMessages(log: readonly SessionEvent[]): unknown[] {
   const names = new Map<string, string>();
-  const out: unknown[] = [];
+  let out: unknown[] = [];
+  let seqs: number[] = [];
   for (const e of log) {
+    const before = out.length;
+    if (e.type === 'compaction/summary') {
+      const { throughSeq, pinned, summary, model } = e.data;
+      const keep = seqs.flatMap((s, i) => (s > throughSeq || s === pinned ? [i] : []));
+      out = [
+        {
+          role: 'user',
+          id: `compaction-${e.seq}`,
+          content: [
+            {
+              type: 'text',
+              text: `Summary of the earlier conversation (log seq 0–${throughSeq} except the messages that follow; compacted by ${model}):\n\n${summary}`,
+            },
+          ],
+          source: { kind: 'compaction', model, throughSeq },
+        },
+        ...keep.map((i) => out[i]),
+      ];
+      seqs = [throughSeq, ...keep.map((i) => seqs[i]!)];
+      continue;
+    }
     if (e.type === 'user/message') {
       const { id, content, source } = e.data.message;
       out.push({ role: 'user', id, content, source: source as MessageSource });
@@ -313,6 +339,7 @@ function visibleMessages(log: readonly SessionEvent[]): unknown[] {
         ...(e.data.error ? { error: e.data.error } : {}),
       });
     }
+    for (let i = before; i < out.length; i++) seqs.push(e.seq);
   }
   return out;
 }
@@ -357,6 +384,11 @@ describe('the one loop under random traffic, arrivals, cancels, disposes and out
         log.some((e) => e.type === 'user/message' && e.data.message.source.kind === 'tool'),
       );
       count('continue-as-new', session.continuedAsNew > 0);
+      count(
+        'compacted',
+        log.some((e) => e.type === 'compaction/summary'),
+      );
+      count('compacted twice', log.filter((e) => e.type === 'compaction/summary').length > 1);
 
       expect(checkLog(log)).toEqual({ ok: true });
       const inbox = foldInbox(splicesOf(log));
@@ -382,6 +414,8 @@ describe('the one loop under random traffic, arrivals, cancels, disposes and out
       expect(log.at(-1)?.type === 'session/disposed').toBe(disposeSent);
     });
     for (const [what, min] of [
+      ['compacted', 20],
+      ['compacted twice', 5],
       ['completed', 50],
       ['blocked', 10],
       ['error', 30],
