@@ -5,7 +5,8 @@
  * Covered: a tool round trip (the model calls a tool, then answers after its result); a worker killed during
  * generation (the model activity is retried, the step has exactly one assistant/message); a cancel mid-generation
  * (an interrupted assistant/message with the text so far, and the next turn still answers); a steer during a tool
- * batch (it enters at the next step). Assertions are on structure and sources, never on the model's wording.
+ * batch (it enters at the next step); a compaction whose summary the model writes. Assertions are on structure and
+ * sources, never on the model's wording.
  *
  * The model must be installed: under CI a missing model fails here (`.ci/run`'s setup phase should have failed
  * first); elsewhere the file is skipped with the command to run. Needs `npm run build` (npm test runs it first).
@@ -336,5 +337,38 @@ describe.skipIf(!installed)('a real model (local provider) drives durable sessio
     const entries = (await sessions.transcript(id)).messages;
     expect(entries.slice(0, 4).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
     expect(entries[3]).toMatchObject({ id: 'm-steer', source: { kind: 'user' } });
+  });
+
+  it('compaction by the real model: the oldest part becomes its summary, and the session goes on', async () => {
+    const id = `e2e-compact-${randomUUID()}`;
+    await sessions.start(id, {
+      model: { provider: 'local' },
+      system: SYSTEM,
+      context: { maxTokens: 256, compactAt: 0.1, keepRecent: 1 },
+    });
+    const facts = [
+      'My name is Ada and I keep bees on a hill near the sea. Remember that.',
+      'The hive by the old oak has a new queen since May; the one by the gate is weak. What should I check first?',
+    ];
+    for (const [i, fact] of facts.entries()) {
+      await sessions.followup(id, { id: `fact-${i}`, content: fact });
+      await settled(sessions, id, i + 1);
+    }
+    const events = await sessions.allEvents(id);
+    assertLogValid(events);
+    // Each turn answered (a small model may stop at its token limit: that is still an answer).
+    for (const end of ofType(events, 'turn/end'))
+      expect(['completed', 'max-tokens']).toContain(end.data.reason.kind);
+    const summaries = ofType(events, 'compaction/summary');
+    expect(summaries.length).toBeGreaterThanOrEqual(1);
+    const first = summaries[0]!.data;
+    // The local model wrote the summary (any wording), and the projection shrank.
+    expect(first.model).toMatch(/^local/);
+    expect(first.summary.trim().length).toBeGreaterThan(0);
+    expect(first.tokensAfter).toBeLessThan(first.tokensBefore);
+    // The model saw the summary first, and the log still holds every message.
+    const entries = (await sessions.transcript(id)).messages;
+    expect(entries[0]).toMatchObject({ role: 'user', source: { kind: 'compaction' } });
+    expect(ofType(events, 'user/message').map((e) => e.data.message.id)).toEqual(['fact-0', 'fact-1']);
   });
 });
