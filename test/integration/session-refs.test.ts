@@ -9,12 +9,14 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { InvalidInputError, type SessionClient } from '../../src/client';
+import { InvalidInputError, SessionClient } from '../../src/client';
 import { deliverUpdate, injectSignal } from '../../src/contract';
 import type { SessionEvent } from '../../src/domain';
 import { textOf, type UserMessage } from '../../src/domain/messages';
 import { exportHistory, replayHistories } from '../../src/testing';
+import { createSessionWorker } from '../../src/worker';
 import { assertBuilt, cli, cliEnv } from '../cli/cliSupport';
 import {
   newId,
@@ -241,6 +243,65 @@ describe('cross-session references', () => {
     const events = await settle(s, target, 4);
     expect(userMessages(events)).toEqual([]);
     expect(t.recorder.requests(target)).toEqual([]);
+  });
+
+  it("the worker's own policy and size limit decide (worker options sessionRefPolicy, maxSessionRefBytes)", async () => {
+    const taskQueue = `refs-policy-${randomUUID()}`;
+    const worker = await createSessionWorker({
+      connection: t.env.nativeConnection,
+      taskQueue,
+      scriptedRecorder: t.recorder,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      sessionRefPolicy: (reader, source) =>
+        (reader.labels.includes('reader') && source.sessionId.startsWith('public-')) ||
+        'only public sessions',
+      maxSessionRefBytes: 600,
+    });
+    const running = worker.run();
+    try {
+      const open = newId('public-src');
+      // Turn 1 is small; turn 2's prompt takes the snapshot over the limit.
+      await sessionWithTurns(open, 2, { labels: [] }, (k) => (k === 1 ? 'prompt 1' : 'y'.repeat(600)));
+      const closed = newId('private-src');
+      await sessionWithTurns(closed, 1, { labels: [] });
+      const own = new SessionClient({ client: t.env.client, taskQueue });
+      const target = newId('tgt-policy');
+      await own.start(target, { model: scripted('read it'), labels: ['reader'] });
+      const ends = turnEnds(await s.allEvents(open));
+
+      const ok = await own.ask(target, {
+        content: 'first turn only',
+        refs: [{ session: open, throughSeq: ends[0] }],
+      });
+      expect(ok.outcome).toMatchObject({ status: 'ended', reason: { kind: 'completed' } });
+      const refused = await own.ask(target, {
+        id: 'm-private',
+        content: 'that one',
+        refs: [{ session: closed }],
+      });
+      expect(refused.outcome).toMatchObject({
+        status: 'ended',
+        reason: {
+          kind: 'blocked',
+          message: `message m-private: refs[0] (session ${closed}): refused by the worker's policy: only public sessions`,
+        },
+      });
+      const large = await own.ask(target, { id: 'm-large', content: 'all of it', refs: [{ session: open }] });
+      expect(large.outcome).toMatchObject({ status: 'ended', reason: { kind: 'blocked' } });
+      expect(
+        large.outcome.status === 'ended' &&
+          large.outcome.reason.kind === 'blocked' &&
+          large.outcome.reason.message,
+      ).toMatch(
+        /^message m-large: refs\[0\] \(session public-src-[\w-]+\): the snapshot through seq \d+ is \d+ bytes, over the limit of 600; reference an earlier turn \(throughSeq\)$/,
+      );
+      const entered = userMessages(await settle(own, target, 3));
+      expect(entered.map((m) => m.source.kind)).toEqual(['session-ref', 'user']);
+      expect(entered[0]!.source).toMatchObject({ session: open, throughSeq: ends[0], messages: 2 });
+    } finally {
+      worker.shutdown();
+      await running;
+    }
   });
 
   it('refuses refs at the edge naming the field: too many, on inject, to itself; a bad signal is counted', async () => {
