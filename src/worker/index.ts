@@ -101,7 +101,7 @@ export interface SessionWorkerOptions {
    * sessions' ids and labels (default: both have the same `tenant=<name>` label).
    */
   sessionRefPolicy?: SessionRefPolicy;
-  /** Most UTF-8 bytes of one reference's snapshot (default 64 KiB, at most 256 Ki); a larger one is refused. */
+  /** Most UTF-8 bytes of one reference's snapshot (default 65,536; at most 262,144); a larger one is refused. */
   maxSessionRefBytes?: number;
   /**
    * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
