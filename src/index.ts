@@ -32,6 +32,15 @@ export { serveSessionsMcpHttp, randomToken, MCP_HTTP_PATH } from './mcp/http';
 export type { SessionsMcpHttpOptions, SessionsMcpHttpServer } from './mcp/http';
 export type { TurnWaitResult } from './mcp/turnWait';
 
+// ---- cross-session references (docs/protocol.md "Cross-session references") ----
+export {
+  sameTenantPolicy,
+  MAX_REFS_PER_MESSAGE,
+  DEFAULT_MAX_SESSION_REF_BYTES,
+  SESSION_REF_KIND,
+} from './domain/sessionRefs';
+export type { SessionRef, SessionRefParty, SessionRefPolicy } from './domain/sessionRefs';
+
 // ---- the worker ----
 export {
   createSessionWorker,

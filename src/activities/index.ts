@@ -38,6 +38,7 @@ import type {
   ToolSpec,
 } from './types';
 import { deliverScheduled } from './schedules';
+import { sessionRefActivity, type SessionRefOptions } from './sessionRefs';
 import { costMicrosOf, modelLabel, type ModelPrices, type ModelSpec } from '../domain/wire';
 
 /** The model that answers a session naming none, when the worker names no default: the offline scripted model. */
@@ -68,6 +69,8 @@ export interface ActivityDeps {
   entries?: EntryStore;
   /** How references the store lacks are read (default: from the run's history). */
   readRefs?: RefReader;
+  /** Cross-session references: the policy and the snapshot size limit (./sessionRefs.ts). */
+  sessionRefs?: SessionRefOptions;
 }
 
 /** Reads model-visible entries from a session's run through the activity's Temporal client: its query. */
@@ -257,6 +260,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** One firing of a schedule: its followup, delivered (and the session started when absent). */
     deliverScheduled,
+
+    /** The snapshot of a cross-session reference, or why it is refused (./sessionRefs.ts). */
+    snapshotSessionRef: sessionRefActivity(deps.sessionRefs),
 
     /**
      * One tool call; every tool failure is returned as data for the model to read. The call heartbeats every second

@@ -42,15 +42,18 @@ import {
   type TranscriptView,
 } from '../contract';
 import { SEARCH_ATTRIBUTE_KEYS, SearchAttributes, sessionStartOptions } from '../contract/searchAttributes';
+import { readEventsOfRun } from '../domain/pages';
 import type { SessionEvent } from '../domain/events';
-import { MessageInputSchema, type MessageInput } from '../domain/messages';
+import type { MessageInput } from '../domain/messages';
 import type { SessionStateView } from '../domain/session';
-import { projectTranscript } from '../domain/transcript';
+import { throughProblem, transcriptThrough, type SessionRef } from '../domain/sessionRefs';
 import {
   ApproveInputSchema,
   BudgetDecisionSchema,
   CancelInputSchema,
   laneInputProblem,
+  LaneMessageInputSchema,
+  type LaneMessageInput,
   SessionConfigSchema,
   SessionIdSchema,
   type ApprovalReceipt,
@@ -124,8 +127,11 @@ export interface SessionClientOptions {
   warn?: (message: string) => void;
 }
 
-/** A message as callers pass it: a string is the content of a message with a fresh id. */
-export type MessageArg = string | MessageInput;
+/**
+ * A message as callers pass it: a string is the content of a message with a fresh id. A direct message (followup or
+ * steer) may reference other sessions: `refs: [{session, throughSeq?}]` (docs/protocol.md "Cross-session references").
+ */
+export type MessageArg = string | (MessageInput & { refs?: SessionRef[] });
 
 export class SessionClient {
   readonly client: Client;
@@ -219,7 +225,7 @@ export class SessionClient {
     message: MessageArg,
     config: SessionConfig = {},
   ): Promise<string> {
-    const input = validMessage(lane, message);
+    const input = validMessage(lane, message, sessionId);
     const valid = validConfig(config);
     await this.client.workflow.signalWithStart(this.workflowType, {
       workflowId: sessionId,
@@ -242,7 +248,7 @@ export class SessionClient {
     message: MessageArg,
     config: SessionConfig = {},
   ): Promise<DeliveryReceipt> {
-    const input = validMessage(lane, message);
+    const input = validMessage(lane, message, sessionId);
     const args = [validConfig(config)];
     const attributes = await this.startOptions(args[0]!);
     return this.deliverRetrying(sessionId, message, () =>
@@ -281,7 +287,7 @@ export class SessionClient {
    * DeliveryRejectedError; after the last attempt, the last transient error as Temporal raised it.
    */
   async deliver(sessionId: string, lane: Lane, message: MessageArg): Promise<DeliveryReceipt> {
-    const input = validMessage(lane, message);
+    const input = validMessage(lane, message, sessionId);
     return this.deliverRetrying(sessionId, message, () =>
       this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input }] }),
     );
@@ -300,7 +306,7 @@ export class SessionClient {
     opts: { lane?: Lane; timeoutMs?: number } = {},
   ): Promise<DeliveryReceipt & { outcome: WaitOutcome }> {
     const lane = opts.lane ?? 'followup';
-    const input = validMessage(lane, message);
+    const input = validMessage(lane, message, sessionId);
     const wait = opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {};
     const receipt = await this.deliverRetrying(sessionId, message, () =>
       this.handle(sessionId).executeUpdate(deliverUpdate, { args: [{ lane, message: input, wait }] }),
@@ -344,26 +350,19 @@ export class SessionClient {
     if (!parsed.success) throw invalid(parsed.error.issues, 'fork');
     const { newId, throughSeq, ...overrides } = parsed.data;
     const events = await this.query(sourceId, () => this.allEvents(sourceId));
-    const ends = events.flatMap((e) => (e.type === 'turn/end' ? [e.seq] : []));
-    if (!ends.length)
+    const snapshot = transcriptThrough(events, throughSeq);
+    if (snapshot.kind === 'no-ended-turn')
       throw new InvalidInputError(
         'fork.throughSeq',
         `invalid fork: session ${sourceId} has no ended turn to fork at`,
       );
-    const through = throughSeq ?? ends.at(-1)!;
-    if (!ends.includes(through)) {
-      const nearest = [ends.filter((seq) => seq < through).at(-1), ends.find((seq) => seq > through)].filter(
-        (seq) => seq !== undefined,
-      );
+    if (snapshot.kind === 'not-a-boundary')
       throw new InvalidInputError(
         'fork.throughSeq',
-        `invalid fork: fork.throughSeq: ${through} is not the end of a turn of ${sourceId}; the nearest: ${nearest.join(', ')}`,
+        `invalid fork: fork.throughSeq: ${throughProblem(sourceId, snapshot)}`,
       );
-    }
-    const messages = projectTranscript(events.filter((e) => e.seq <= through));
-    const { fork: _sourceFork, ...sourceConfig } = await this.query(sourceId, () =>
-      this.handle(sourceId).query(configQuery),
-    );
+    const { throughSeq: through, messages } = snapshot;
+    const { fork: _sourceFork, ...sourceConfig } = await this.config(sourceId);
     await this.start(newId, {
       ...sourceConfig,
       ...overrides,
@@ -490,30 +489,18 @@ export class SessionClient {
     return this.eventsOfRun(sessionId, afterSeq, undefined, Infinity);
   }
 
-  /**
-   * Events of one run (the latest when runId is undefined) with afterSeq < seq <= untilSeq, reading the runs before
-   * it first when afterSeq lies before its first event. Pages are as large as the session allows (10,000 events or
-   * 1 MB): a query to a closed run replays that run on a worker, so fewer queries matter.
-   */
-  private async eventsOfRun(
-    sessionId: string,
-    afterSeq: number,
-    runId: string | undefined,
-    untilSeq: number,
-  ) {
-    const out: SessionEvent[] = [];
-    let after = afterSeq;
-    let page = await this.events(sessionId, after, MAX_EVENTS_PAGE, runId);
-    if (after + 1 < page.firstSeq && page.previousRunId) {
-      out.push(...(await this.eventsOfRun(sessionId, after, page.previousRunId, page.firstSeq - 1)));
-    }
-    for (;;) {
-      out.push(...page.events.filter((e) => e.seq > after && e.seq <= untilSeq));
-      const last = page.events.at(-1);
-      if (!last || last.seq >= Math.min(page.lastSeq, untilSeq)) return out;
-      after = last.seq;
-      page = await this.events(sessionId, after, MAX_EVENTS_PAGE, runId);
-    }
+  private eventsOfRun(sessionId: string, afterSeq: number, runId: string | undefined, untilSeq: number) {
+    return readEventsOfRun(
+      (after, limit, run) => this.events(sessionId, after, limit, run),
+      afterSeq,
+      runId,
+      untilSeq,
+    );
+  }
+
+  /** The config the session was started with (a fork names its source, without the snapshot). */
+  config(sessionId: string): Promise<SessionConfig> {
+    return this.query(sessionId, () => this.handle(sessionId).query(configQuery));
   }
 
   state(sessionId: string): Promise<SessionStateView> {
@@ -660,7 +647,7 @@ export class SessionClient {
   }
 
   private async send(sessionId: string, lane: Lane, message: MessageArg): Promise<string> {
-    const input = validMessage(lane, message);
+    const input = validMessage(lane, message, sessionId);
     await this.signal(sessionId, () => this.handle(sessionId).signal(laneSignal(lane), { message: input }));
     return input.id!;
   }
@@ -832,9 +819,6 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
   };
 }
 
-/** Largest page the `events` query serves (it also stops at 1 MB of JSON). */
-const MAX_EVENTS_PAGE = 10_000;
-
 const LANE_SIGNALS = { followup: followupSignal, steer: steerSignal, inject: injectSignal } as const;
 
 function laneSignal(lane: Lane) {
@@ -843,13 +827,16 @@ function laneSignal(lane: Lane) {
 
 const invalid = invalidInput;
 
-/** Validates a message for a lane and assigns an id when it has none. Throws InvalidInputError. */
-function validMessage(lane: Lane, message: MessageArg): MessageInput & { id: string } {
+/**
+ * Validates a message for a lane (refs included: not on inject, never to `sessionId` itself) and assigns an id when
+ * it has none. Throws InvalidInputError naming the field.
+ */
+function validMessage(lane: Lane, message: MessageArg, sessionId: string): LaneMessageInput & { id: string } {
   const raw = typeof message === 'string' ? { content: message } : message;
-  const parsed = MessageInputSchema.safeParse(raw);
+  const parsed = LaneMessageInputSchema.safeParse(raw);
   if (!parsed.success) throw invalid(parsed.error.issues, 'message');
-  const problem = laneInputProblem(lane, parsed.data);
-  if (problem) throw new InvalidInputError('message.source', `invalid message: ${problem}`);
+  const problem = laneInputProblem(lane, parsed.data, sessionId);
+  if (problem) throw new InvalidInputError(problem.split(':')[0]!, `invalid message: ${problem}`);
   return { ...parsed.data, id: parsed.data.id ?? randomUUID() };
 }
 

@@ -30,6 +30,7 @@ import type { CancelCause, ErrorInfo, SessionEvent, ToolCallInfo, TurnEndReason 
 import { afterPreStep, afterStep, type StepOutcome } from './loop';
 import { assistantMessage, entryHash, type HeldIn, type RefTarget } from './entryRefs';
 import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
+import { sourceWithRefs } from './sessionRefs';
 import { SessionCore, type SessionSnapshot } from './session';
 import { planDelegate, type DelegatePlan } from './subsession';
 import { runToolBatch } from './toolBatch';
@@ -226,7 +227,7 @@ export class SessionDriver {
         FailureTypes.InvalidPayload,
         `invalid deliver payload: ${describeZodIssue(parsed.error.issues, 'payload')}`,
       );
-    const problem = laneInputProblem(parsed.data.lane, parsed.data.message);
+    const problem = laneInputProblem(parsed.data.lane, parsed.data.message, this.deps.sessionId);
     if (problem) throw new SessionRefusal(FailureTypes.InvalidPayload, `invalid deliver payload: ${problem}`);
     this.refuseIfDisposing();
   }
@@ -245,7 +246,11 @@ export class SessionDriver {
   deliver(raw: unknown): DeliveryReceipt {
     this.validateDeliver(raw);
     const input = DeliverInputSchema.parse(raw);
-    const message = makeUserMessage(input.message, input.message.source ?? USER_SOURCE, this.deps.newId);
+    const message = makeUserMessage(
+      { ...input.message, source: sourceWithRefs(input.message) },
+      USER_SOURCE,
+      this.deps.newId,
+    );
     const accepted = this.core.accept(input.lane, message);
     if (accepted.accepted && input.message.id !== undefined) this.delivered.set(message.id, message);
     return accepted.receipt;
@@ -350,11 +355,11 @@ export class SessionDriver {
   private laneSignal(lane: Lane, raw: unknown): void {
     const parsed = LaneSignalSchema.safeParse(raw);
     if (!parsed.success) return this.refuse(lane, describeZodIssue(parsed.error.issues, 'payload'));
-    const problem = laneInputProblem(lane, parsed.data.message);
+    const problem = laneInputProblem(lane, parsed.data.message, this.deps.sessionId);
     if (problem) return this.refuse(lane, problem);
     if (this.disposeRequested || this.core.disposed) return this.refuse(lane, 'session disposed');
-    const source = parsed.data.message.source ?? USER_SOURCE;
-    const message = makeUserMessage(parsed.data.message, source, this.deps.newId);
+    const source = sourceWithRefs(parsed.data.message);
+    const message = makeUserMessage({ ...parsed.data.message, source }, USER_SOURCE, this.deps.newId);
     if (this.core.accept(lane, message).accepted && parsed.data.message.id !== undefined)
       this.delivered.set(message.id, message);
   }

@@ -76,3 +76,40 @@ function takePage<T>(items: readonly T[], from: number, limit: number): T[] {
   }
   return out;
 }
+
+/** Reads one page of events with seq > afterSeq from a run (undefined: the latest), at most `limit` of them. */
+export type EventsPageReader = (
+  afterSeq: number,
+  limit: number,
+  runId: string | undefined,
+) => Promise<EventsPage>;
+
+/** Largest page the `events` query serves (it also stops at 1 MB of JSON). */
+export const MAX_EVENTS_PAGE = 10_000;
+
+/**
+ * Events of one run (the latest when runId is undefined) with afterSeq < seq <= untilSeq, reading the runs before
+ * it first (through `previousRunId`) when afterSeq lies before its first event. Used by `SessionClient.allEvents`
+ * and by the worker's snapshot of a cross-session reference. Pages are as large as the session allows: a query to a
+ * closed run replays that run on a worker, so fewer queries matter.
+ */
+export async function readEventsOfRun(
+  read: EventsPageReader,
+  afterSeq: number,
+  runId: string | undefined,
+  untilSeq: number,
+): Promise<SessionEvent[]> {
+  const out: SessionEvent[] = [];
+  let after = afterSeq;
+  let page = await read(after, MAX_EVENTS_PAGE, runId);
+  if (after + 1 < page.firstSeq && page.previousRunId) {
+    out.push(...(await readEventsOfRun(read, after, page.previousRunId, page.firstSeq - 1)));
+  }
+  for (;;) {
+    out.push(...page.events.filter((e) => e.seq > after && e.seq <= untilSeq));
+    const last = page.events.at(-1);
+    if (!last || last.seq >= Math.min(page.lastSeq, untilSeq)) return out;
+    after = last.seq;
+    page = await read(after, MAX_EVENTS_PAGE, runId);
+  }
+}

@@ -7,6 +7,7 @@ import { TranscriptEntrySchema, type TurnEndReason } from './events';
 import { LIMITS, MessageInputSchema } from './messages';
 import { BUDGET_LIMIT_KEYS, BudgetLimitsSchema } from './budget';
 import { NameSchema, ToolSelectorSchema } from './names';
+import { refsProblem, SessionRefsSchema } from './sessionRefs';
 
 export * from './budget';
 
@@ -218,8 +219,12 @@ export const SessionConfigSchema = z.strictObject({
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;
 
+/** A message on a lane (wire): a direct one may reference other sessions (`refs`, docs/protocol.md). */
+export const LaneMessageInputSchema = MessageInputSchema.extend({ refs: SessionRefsSchema.optional() });
+export type LaneMessageInput = z.infer<typeof LaneMessageInputSchema>;
+
 /** `followup` / `steer` / `inject` signal argument (wire). */
-export const LaneSignalSchema = z.strictObject({ message: MessageInputSchema });
+export const LaneSignalSchema = z.strictObject({ message: LaneMessageInputSchema });
 export type LaneSignal = z.infer<typeof LaneSignalSchema>;
 
 /** Longest a `deliver` may wait for the end of its message's turn. */
@@ -229,7 +234,7 @@ export const DEFAULT_WAIT_MS = 600_000;
 /** `deliver` update argument (wire). With `wait`, the update completes when the message's turn has ended. */
 export const DeliverInputSchema = z.strictObject({
   lane: LaneSchema,
-  message: MessageInputSchema,
+  message: LaneMessageInputSchema,
   wait: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAIT_MS).optional() }).optional(),
 });
 export type DeliverInput = z.infer<typeof DeliverInputSchema>;
@@ -291,10 +296,17 @@ export const EventsQuerySchema = z.strictObject({
 export type EventsQuery = z.infer<typeof EventsQuerySchema>;
 export const DEFAULT_EVENTS_LIMIT = 1000;
 
-/** Inject requires an explicit source (wire: "required for inject"). */
-export function laneInputProblem(lane: Lane, message: { source?: unknown }): string | undefined {
+/**
+ * Inject requires an explicit source (wire: "required for inject"); refs go with a direct message only, never to
+ * the receiving session itself (`sessionId`, when known). Returns "field: problem".
+ */
+export function laneInputProblem(
+  lane: Lane,
+  message: Pick<LaneMessageInput, 'source' | 'refs'>,
+  sessionId?: string,
+): string | undefined {
   if (lane === 'inject' && message.source === undefined) return 'message.source: required for inject';
-  return undefined;
+  return refsProblem(lane, message, sessionId);
 }
 
 /**

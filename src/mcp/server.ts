@@ -18,6 +18,7 @@ import { MessageInputSchema } from '../domain/messages';
 import {
   CancelInputSchema,
   EventsQuerySchema,
+  LaneMessageInputSchema,
   SessionConfigSchema,
   SessionIdSchema as WireSessionIdSchema,
   type Lane,
@@ -96,8 +97,11 @@ export function createSessionsMcpServer(
       lane,
       {
         title: `Send a ${lane}`,
-        description: `${LANE_TEXT[lane]} Give message.id (1–128 printable characters) to make a retry idempotent: a repeated id is reported duplicate, not delivered twice.`,
-        inputSchema: z.strictObject({ ...sessionOnly.shape, message: MessageInputSchema }),
+        description: `${LANE_TEXT[lane]} Give message.id (1–128 printable characters) to make a retry idempotent: a repeated id is reported duplicate, not delivered twice.${lane === 'inject' ? '' : ' message.refs [{session, throughSeq?}] (at most 4) quotes other sessions: the worker snapshots each one and it enters right before the message; a refused reference ends the turn blocked with the reason.'}`,
+        inputSchema: z.strictObject({
+          ...sessionOnly.shape,
+          message: lane === 'inject' ? MessageInputSchema : LaneMessageInputSchema,
+        }),
         annotations: { idempotentHint: true, destructiveHint: false },
       },
       ({ sessionId, message }) => run(() => sessions.deliver(sessionId, lane, message)),

@@ -28,6 +28,7 @@ import { McpTools } from '../activities/mcp/tools';
 import { encryptionDataConverter, type EncryptionKeyring } from '../codec';
 import { DEFAULT_TASK_QUEUE, type TranscriptRefSinks } from '../contract';
 import { formatModelRef, type ModelPrices, type ModelSpec } from '../domain/wire';
+import type { SessionRefPolicy } from '../domain/sessionRefs';
 import {
   bundleWorkflows,
   DEFAULT_WORKFLOWS_PATH,
@@ -100,6 +101,13 @@ export interface SessionWorkerOptions {
    * the cache lacks is read from its runs' history, so a smaller cache trades memory for reads; 0 reads every time.
    */
   transcriptCacheSessions?: number;
+  /**
+   * Cross-session references (docs/protocol.md): who may read whom, `(reader, source) => true | reason` over the
+   * sessions' ids and labels (default: both have the same `tenant=<name>` label).
+   */
+  sessionRefPolicy?: SessionRefPolicy;
+  /** Most UTF-8 bytes of one reference's snapshot (default 65,536; at most 262,144); a larger one is refused. */
+  maxSessionRefBytes?: number;
   /**
    * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
    * sink fills it; default: a new one). Tests pass their own to empty it, as a restart would.
@@ -182,6 +190,10 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     ...(opts.transcriptCacheSessions !== undefined
       ? { transcriptCacheSessions: opts.transcriptCacheSessions }
       : {}),
+    sessionRefs: {
+      ...(opts.sessionRefPolicy ? { policy: opts.sessionRefPolicy } : {}),
+      ...(opts.maxSessionRefBytes !== undefined ? { maxBytes: opts.maxSessionRefBytes } : {}),
+    },
   });
   const {
     interceptors,

@@ -51,6 +51,7 @@ import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
 import { errorInfo, failureType } from './errors';
 import { postToolHookCall, preStepHookListener } from './hooks';
+import { stageSessionRefs } from './sessionRefs';
 import type { TurnTracing } from './telemetry';
 
 const { transcriptRefs } = proxySinks<TranscriptRefSinks>();
@@ -255,11 +256,18 @@ export class EffectInterpreter {
   private async preStep(request: PreStepRequest): Promise<Answer> {
     const listeners = [...(this.options.preStep ?? []), ...request.hooks.map(preStepHookListener)];
     try {
+      // Built-in first stage: cross-session references' snapshots enter before their messages (./sessionRefs.ts).
+      const staged = await stageSessionRefs(
+        this.info.workflowId,
+        this.driver.config.labels ?? [],
+        request.batch,
+      );
+      if (staged.kind === 'reject') return { kind: 'decided', decision: staged };
       const decision = await runPreStep(listeners, {
         sessionId: this.info.workflowId,
         turn: request.turn,
         step: request.step,
-        batch: request.batch,
+        batch: staged.batch,
         config: this.driver.config,
       });
       return { kind: 'decided', decision };

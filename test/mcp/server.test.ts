@@ -107,8 +107,12 @@ describe('agent-sessions mcp over stdio', () => {
       properties: Record<string, unknown>;
       additionalProperties: boolean;
     };
-    expect(Object.keys(message.properties).sort()).toEqual(['content', 'id', 'source']);
+    expect(Object.keys(message.properties).sort()).toEqual(['content', 'id', 'refs', 'source']);
     expect(message.additionalProperties).toBe(false);
+    const inject = tools.find((tool) => tool.name === 'inject')!;
+    expect(Object.keys((inject.inputSchema.properties!.message as typeof message).properties).sort()).toEqual(
+      ['content', 'id', 'source'],
+    );
     const wait = tools.find((tool) => tool.name === 'wait_for_turn')!;
     expect(wait.inputSchema.properties!.timeoutMs).toMatchObject({ minimum: 1, maximum: 600_000 });
   });
@@ -220,6 +224,16 @@ describe('agent-sessions mcp over stdio', () => {
     expect(await toolError('inject', { sessionId: id, message: { content: 'context' } })).toMatch(
       /InvalidInputError: .*message\.source/,
     );
+    // Refs go with followup and steer (not inject), and never to the session itself.
+    expect(
+      await toolError('steer', { sessionId: id, message: { content: 'see', refs: [{ session: id }] } }),
+    ).toMatch(/InvalidInputError: .*message\.refs\[0\]\.session: a session cannot reference itself/);
+    expect(
+      await toolError('inject', {
+        sessionId: id,
+        message: { content: 'ctx', source: { kind: 'plugin', plugin: 'p' }, refs: [{ session: 'x' }] },
+      }),
+    ).toMatch(/refs/);
     expect(
       await toolError('start_session', { sessionId: newId('mcp-bad'), config: { tools: ['no spaces'] } }),
     ).toMatch(/config\.tools\[0\]/);

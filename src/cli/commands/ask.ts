@@ -10,12 +10,13 @@ import { boolOpt, intOpt, sessionIdArg, stringOpt } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { UsageError } from '../errors';
-import { messageFrom } from './deliver';
+import { messageFrom, REF_HELP, REF_OPTION } from './deliver';
 
 export const askCommand: Command = {
   name: 'ask',
   summary: 'send a message and wait for the end of its turn; print the answer',
-  usage: 'agent-sessions ask <id> <text…> [--lane followup|steer] [--timeout MS] [--id MESSAGE_ID] [--json]',
+  usage:
+    'agent-sessions ask <id> <text…> [--lane followup|steer] [--timeout MS] [--id MESSAGE_ID] [--ref SESSION[@SEQ]]… [--json]',
   details: [
     'arguments:',
     '  <text…>        the message; several words are joined with spaces; "-" reads it from stdin',
@@ -23,6 +24,7 @@ export const askCommand: Command = {
     '  --lane L       followup (default: its own turn) or steer (enters the running turn, or wakes the session)',
     `  --timeout MS   how long to wait for the turn to end (default 600000, at most ${MAX_WAIT_MS})`,
     '  --id ID        message id (send your own to retry safely; default a fresh uuid)',
+    REF_HELP,
     '  --json         print the receipt with its outcome {status, turn, reason, seq, answer} as JSON',
   ].join('\n'),
   options: {
@@ -30,6 +32,7 @@ export const askCommand: Command = {
     timeout: { type: 'string' },
     id: { type: 'string' },
     json: { type: 'boolean' },
+    ...REF_OPTION,
   },
   connects: true,
   async run(p) {
@@ -67,7 +70,9 @@ export const askCommand: Command = {
       const detail =
         outcome.reason.kind === 'error'
           ? `: ${outcome.reason.error.code} ${outcome.reason.error.message}`
-          : '';
+          : outcome.reason.kind === 'blocked' && outcome.reason.message
+            ? `: ${outcome.reason.message}`
+            : '';
       console.error(`agent-sessions ask: turn ${outcome.turn} ended ${kind}${detail}`);
       return 1;
     });
