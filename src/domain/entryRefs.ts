@@ -12,6 +12,7 @@ import type { AssistantMessage } from './events';
 import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
 import { assistantEntry, EMPTY_TRANSCRIPT_HASH, extendHash, toolEntry, userEntry } from './transcript';
 import type { TranscriptEntry } from './transcript';
+import { sourceWithRefs } from './sessionRefs';
 import { DeliverInputSchema, LaneSignalSchema } from './wire';
 
 /** Where a run's history holds an entry's content, in a form the entry can be rebuilt from exactly. */
@@ -80,7 +81,8 @@ export function deliveredMessage(name: string, payload: unknown): UserMessage | 
         : undefined;
   if (!parsed?.success || parsed.data.message.id === undefined) return undefined;
   const input = parsed.data.message;
-  return makeUserMessage(input, input.source ?? USER_SOURCE, () => {
+  // As the driver builds it: a direct message's references travel in its source (./sessionRefs.ts).
+  return makeUserMessage({ ...input, source: sourceWithRefs(input) }, USER_SOURCE, () => {
     throw new Error('unreachable: the message has an id');
   });
 }

@@ -17,6 +17,7 @@ import {
 } from '../../src/domain/sessionRefs';
 import { describeZodIssue } from '../../src/domain/util';
 import { DeliverInputSchema, laneInputProblem, LaneSignalSchema } from '../../src/domain/wire';
+import { InMemorySession } from '../support/interpreter';
 
 function refusal(schema: z.ZodType, value: unknown): string {
   const parsed = schema.safeParse(value);
@@ -164,5 +165,21 @@ describe('the default policy', () => {
       'session b is not in tenant acme',
     );
     expect(sameTenantPolicy(party('a', []), party('b', []))).toBe('session a has no tenant=… label');
+  });
+});
+
+describe('a message with refs sent by reference', () => {
+  it('is rebuilt from its delivery exactly as the session built it (the model request needs no resend)', () => {
+    const s = new InMemorySession();
+    s.signal({
+      signal: 'followup',
+      payload: { message: { id: 'm1', content: 'compare', refs: [{ session: 'b' }] } },
+    });
+    // The request sends m1 by reference to its signal; the interpreter rebuilds it from the payload and checks its
+    // hash, throwing if the rebuilt entry differs from what the session logged.
+    expect(s.sent[0]).toEqual([
+      expect.objectContaining({ ref: expect.objectContaining({ in: 'delivery', messageId: 'm1' }) }),
+    ]);
+    expect(s.requests[0]![0]).toMatchObject({ id: 'm1', source: { kind: 'user', refs: [{ session: 'b' }] } });
   });
 });
