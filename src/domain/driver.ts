@@ -31,7 +31,7 @@ import { afterPreStep, afterStep, type StepOutcome } from './loop';
 import { assistantMessage, entryHash, type HeldIn, type RefTarget } from './entryRefs';
 import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
 import { sourceWithRefs } from './sessionRefs';
-import { SessionCore, type SessionSnapshot } from './session';
+import { SessionCore, type SessionSnapshot, type SessionStateView } from './session';
 import { planDelegate, type DelegatePlan } from './subsession';
 import { runToolBatch } from './toolBatch';
 import {
@@ -396,6 +396,23 @@ export class SessionDriver {
   }
 
   // ---- what the interpreter asks ----
+
+  /** The session's state (the `state` query): the core's, and the token budget's when the session has one. */
+  stateView(): SessionStateView {
+    const view = this.core.stateView();
+    const context = this.config.context;
+    if (!context) return view;
+    const t = this.core.transcript;
+    return {
+      ...view,
+      context: {
+        tokens: this.estimateRequest(),
+        maxTokens: context.maxTokens,
+        compactions: t.generation,
+        messages: transcriptLength(t),
+      },
+    };
+  }
 
   /** Whether `wait-for-work` is over: waking work for an idle session, or a dispose. */
   hasWork(): boolean {

@@ -174,6 +174,11 @@ export interface SessionStateView {
     remaining: Partial<BudgetUsed>;
     paused?: { turn: number; step: number };
   };
+  /**
+   * A session with a token budget (`context`): what its next model request would hold, estimated as the session
+   * decides compaction (docs/protocol.md "Compaction"), the budget, and how many compactions it has made.
+   */
+  context?: { tokens: number; maxTokens: number; compactions: number; messages: number };
 }
 
 export type AcceptResult = { receipt: DeliveryReceipt; accepted: boolean };

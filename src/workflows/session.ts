@@ -215,7 +215,7 @@ class SessionWorkflow {
           'The config the session was started with (a fork names its source, without the snapshot).',
       },
     );
-    setHandler(stateQuery, () => driver.core.stateView(), {
+    setHandler(stateQuery, () => driver.stateView(), {
       description: 'Status, turn, step, pending message ids, refused payloads and token usage.',
     });
     setHandler(

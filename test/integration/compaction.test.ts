@@ -65,6 +65,12 @@ describe('a session with a token budget', { timeout: 120_000 }, () => {
     });
     expect(last.at(-1)).toMatchObject({ role: 'user', id: 'p10' });
 
+    // `state` shows what the next request would hold, and how many compactions there were.
+    const state = await s.state(id);
+    expect(state.context).toMatchObject({ maxTokens, compactions: summaries.length });
+    expect(state.context!.tokens).toBeLessThanOrEqual(maxTokens);
+    expect(state.context!.messages).toBe(projectTranscript(events).length);
+
     // It continued as new: the compacted projection crossed runs.
     const described = await s.handle(id).describe();
     expect(described.runId).not.toBe(described.raw.workflowExecutionInfo?.firstRunId);

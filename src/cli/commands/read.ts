@@ -68,6 +68,12 @@ export const stateCommand: Command = {
           `budget: ${parts.join(', ')}${paused ? ` — waiting before step ${paused.turn}.${paused.step}: agent-sessions budget ${sessionId} extend|deny` : ''}`,
         );
       }
+      if (state.context) {
+        const { tokens, maxTokens, compactions, messages } = state.context;
+        out(
+          `context: ~${tokens}/${maxTokens} tokens in ${messages} messages, ${compactions} compaction${compactions === 1 ? '' : 's'}`,
+        );
+      }
       // Absent from sessions whose worker predates usage accounting.
       if (state.usage) {
         const models = Object.entries(state.usage.byModel).map(
