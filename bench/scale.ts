@@ -205,6 +205,9 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
   const sessionsN = num('BENCH_LONG_SESSIONS', quick ? 10 : 50);
   const stepsN = num('BENCH_LONG_STEPS', quick ? 60 : 200);
   const naiveSessionsN = num('BENCH_LONG_NAIVE_SESSIONS', sessionsN);
+  // Each side stops starting turns after this; a side that stops early is reported as such (its steps/s then
+  // covers only its early, cheaper steps: a ratio against it understates ours).
+  const deadlineSeconds = num('BENCH_LONG_DEADLINE_SECONDS', 900);
   const turns = Math.ceil(stepsN / 2); // each turn: a tool step (one 4 KB blob) and a text step
   const taskQueue = 'bench-long';
   const env = await serverAndWorker(ctx, LONG_LIMITS, taskQueue, Math.max(2000, sessionsN * 2));
@@ -220,6 +223,8 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
       const latencies: number[][] = Array.from({ length: turns + 1 }, () => []);
       const firstRunIds = new Map<string, string>();
       const started = performance.now();
+      const deadline = started + deadlineSeconds * 1000;
+      let stoppedByDeadline = false;
       await Promise.all(
         ids.map(async (id) => {
           if (kind === 'ours') {
@@ -235,6 +240,10 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
               args: [{ model: 'bench:k=1' }],
             });
           for (let t = 1; t <= turns; t++) {
+            if (performance.now() > deadline) {
+              stoppedByDeadline = true;
+              break;
+            }
             const content = text(SIZES.user, t);
             const t0 = performance.now();
             if (kind === 'ours') {
@@ -243,11 +252,13 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
                 throw new Error(`bench: ${id} turn ${t}: ${JSON.stringify(r.outcome)}`);
             } else await client.workflow.getHandle(id).executeUpdate('ask', { args: [{ content }] });
             latencies[t]!.push(performance.now() - t0);
+            if (id === ids[0] && t % 20 === 0)
+              process.stderr.write(`bench: longSessions: ${kind} turn ${t}\n`);
           }
         }),
       );
       const seconds = (performance.now() - started) / 1000;
-      const steps = n * turns * 2;
+      const steps = 2 * latencies.reduce((s, v) => s + v.length, 0);
       // History per session: every session's runs (describe: the current run's size; ours may have continued as
       // new, so its earlier runs are added from one session's chain).
       const sizes: number[] = [];
@@ -272,6 +283,8 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
         sessions: n,
         stepsPerSession: turns * 2,
         seconds,
+        stepsCompleted: steps,
+        stoppedByDeadline,
         stepsPerSec: steps / seconds,
         historyBytesPerSession: {
           sampleChainBytes: chainBytes,
@@ -315,6 +328,11 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
       naive: naive.historyBytesPerSession.sampleChainBytes,
     };
     report.naiveLimitCrossedAtStep = naive.sampleRuns[0]?.crossedAtStep ?? null;
+    if (ours.stoppedByDeadline || naive.stoppedByDeadline)
+      report.longSessionStoppedByDeadline = {
+        ours: ours.stoppedByDeadline && ours.stepsCompleted,
+        naive: naive.stoppedByDeadline && naive.stepsCompleted,
+      };
     if (stepsN !== 200)
       report.longSessionScale = { sessions: sessionsN, naiveSessions: naiveSessionsN, steps: turns * 2 };
   } finally {
@@ -410,6 +428,15 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
         logger: quietLogger,
       }),
     ),
+    domain: writeBundle(
+      root,
+      'domain',
+      await bundleWorkflowCode({
+        workflowsPath: path.join(root, 'bench/domainWorkflows.ts'),
+        payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
+        logger: quietLogger,
+      }),
+    ),
     floor: writeBundle(
       root,
       'floor',
@@ -455,6 +482,7 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
       { name: 'ours', kind: 'ours', bundle: 'plain' },
       { name: 'oursPreloaded', kind: 'ours', bundle: 'preload' },
       { name: 'bareSameBundle', kind: 'bare', bundle: 'plain' },
+      { name: 'bareDomainBundle', kind: 'bare', bundle: 'domain' },
       { name: 'bareFloorBundle', kind: 'bare', bundle: 'floor' },
     ];
     const memory: Record<string, unknown> = {};
@@ -575,6 +603,7 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
         ours: per('ours'),
         oursPreloaded: per('oursPreloaded'),
         bareSameBundle: per('bareSameBundle'),
+        bareDomainBundle: per('bareDomainBundle'),
         bareFloorBundle: per('bareFloorBundle'),
       };
       report.manySessionsRssPerIdleSessionBytes = Math.round((after.rss - before.rss) / totalN);
