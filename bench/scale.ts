@@ -687,7 +687,11 @@ export async function marathonGroup(ctx: ScaleContext): Promise<void> {
     const trivialHistory = await trivial.fetchHistory();
     const replay = async (h: unknown, wid: string) => {
       const s = performance.now();
-      await Worker.runReplayHistory({ workflowBundle: bundle }, h, wid);
+      await Worker.runReplayHistory(
+        { workflowBundle: bundle, sinks: transcriptRefSinks(ctx.entries) },
+        h,
+        wid,
+      );
       return performance.now() - s;
     };
     await replay(trivialHistory, trivialId); // warm-up
