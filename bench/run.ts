@@ -32,6 +32,7 @@ import {
   streamingProvider,
   text,
 } from './activities';
+import { longSessionsGroup, manySessionsGroup, marathonGroup, type ScaleContext } from './scale';
 import { workerStartGroup } from './workerStart';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -204,6 +205,11 @@ async function main(): Promise<void> {
   if (phase('peer')) await peerGroup(bundle, activities, report, raw);
   // Worker start → first workflow task, bundling at start vs the prebuilt bundle (its own server).
   if (phase('workerStart')) await workerStartGroup(root, report, raw, quick ? 3 : 5);
+  // Where the design matters (issue 19 part 3), each on a server of its own: bench/scale.ts.
+  const scale: ScaleContext = { root, bundle, activities, entries: benchEntries, quick, report, raw };
+  if (phase('longSessions')) await longSessionsGroup(scale);
+  if (phase('manySessions')) await manySessionsGroup(scale);
+  if (phase('marathon')) await marathonGroup(scale);
 
   const result = {
     ...report,

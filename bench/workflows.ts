@@ -4,7 +4,14 @@
  * integrations do today), a bare signal→activity workflow (the latency floor) and a trivial workflow of sequential
  * no-op activities (the replay baseline). Deterministic (workflow sandbox).
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { BenchActivities, NaiveEntry } from './activities';
 
 export { agentSession } from '../src/workflows';
@@ -13,14 +20,27 @@ const { naiveModel, naiveTool, noop } = proxyActivities<BenchActivities>({ start
 
 export const naiveFollowup = defineSignal<[{ message: { content: string } }]>('followup');
 export const naiveSteps = defineQuery<number>('steps');
+/** A message in, the step count when its turn has ended (as our `ask`: one update, no polling). */
+export const naiveAsk = defineUpdate<number, [{ content: string }]>('ask');
 
-/** One turn per followup; each step sends the whole transcript to the model activity. */
+/** One turn per followup (signal) or ask (update); each step sends the whole transcript to the model activity. */
 export async function naiveSession(opts: { model: string }): Promise<void> {
   const transcript: NaiveEntry[] = [];
   const queue: string[] = [];
   let steps = 0;
-  setHandler(naiveFollowup, (p) => void queue.push(p.message.content));
+  let enqueued = 0;
+  let turnsDone = 0;
+  setHandler(naiveFollowup, (p) => {
+    queue.push(p.message.content);
+    enqueued++;
+  });
   setHandler(naiveSteps, () => steps);
+  setHandler(naiveAsk, async ({ content }) => {
+    queue.push(content);
+    const turn = ++enqueued;
+    await condition(() => turnsDone >= turn);
+    return steps;
+  });
   for (;;) {
     await condition(() => queue.length > 0);
     transcript.push({ role: 'user', content: queue.shift()! });
@@ -31,6 +51,7 @@ export async function naiveSession(opts: { model: string }): Promise<void> {
       const results = await Promise.all(answer.toolCalls.map((c) => naiveTool(c)));
       for (const r of results) transcript.push({ role: 'tool', content: r });
     }
+    turnsDone++;
   }
 }
 
