@@ -193,6 +193,8 @@ async function main(): Promise<void> {
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.join(root, 'bench/workflows.ts'),
     payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
+    // As the worker bundles it (src/worker/bundle.ts SHARED_WORKFLOW_MODULES), from the sources the bench bundles.
+    preloadModules: [path.join(root, 'src/domain/index.ts')],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   const activities = benchActivities();

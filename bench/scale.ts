@@ -412,27 +412,18 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
   const cache = num('BENCH_MANY_CACHE', quick ? 200 : 1000);
   const wakeSamples = num('BENCH_MANY_WAKE_SAMPLES', quick ? 10 : 40);
   const concurrency = num('BENCH_MANY_CONCURRENCY', 50);
-  const preload = (process.env.BENCH_MANY_PRELOAD ?? 'zod').split(',').filter(Boolean);
 
-  // The bundles compared: ours as the worker builds it, ours with stateless libraries preloaded into the shared V8
-  // context (bundlerOptions.preloadModules), and the floor (one bare workflow, nothing of ours).
+  // The bundles compared: ours as the worker builds it (src/domain preloaded into the shared V8 context, so one
+  // instance serves every workflow: src/worker/bundle.ts SHARED_WORKFLOW_MODULES), ours without that preload (every
+  // workflow evaluates src/domain itself, its schemas built lazily: only those it uses), and the floor (one bare
+  // workflow, nothing of ours).
   const bundles = {
     plain: writeBundle(root, 'plain', ctx.bundle),
-    preload: writeBundle(
+    unshared: writeBundle(
       root,
-      'preload',
+      'unshared',
       await bundleWorkflowCode({
         workflowsPath: path.join(root, 'bench/workflows.ts'),
-        payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
-        preloadModules: preload,
-        logger: quietLogger,
-      }),
-    ),
-    domain: writeBundle(
-      root,
-      'domain',
-      await bundleWorkflowCode({
-        workflowsPath: path.join(root, 'bench/domainWorkflows.ts'),
         payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
         logger: quietLogger,
       }),
@@ -480,9 +471,8 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
     // ---- 1. RSS per cached idle workflow, by workflow and bundle; every cached (cache > sessions) ----
     const variants: { name: string; kind: 'ours' | 'bare'; bundle: keyof typeof bundles }[] = [
       { name: 'ours', kind: 'ours', bundle: 'plain' },
-      { name: 'oursPreloaded', kind: 'ours', bundle: 'preload' },
+      { name: 'oursUnshared', kind: 'ours', bundle: 'unshared' },
       { name: 'bareSameBundle', kind: 'bare', bundle: 'plain' },
-      { name: 'bareDomainBundle', kind: 'bare', bundle: 'domain' },
       { name: 'bareFloorBundle', kind: 'bare', bundle: 'floor' },
     ];
     const memory: Record<string, unknown> = {};
@@ -522,13 +512,12 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
     const per = (name: string) => (memory[name] as { rssPerWorkflowBytes: number }).rssPerWorkflowBytes;
 
     // ---- 2. totalN idle sessions on one worker with maxCachedWorkflows = cache: start rate, RSS, wake latency ----
-    const bundleFor10k = per('oursPreloaded') < per('ours') ? 'preload' : 'plain';
-    process.stderr.write(`bench: manySessions: ${totalN} sessions, cache ${cache}, bundle ${bundleFor10k}\n`);
+    process.stderr.write(`bench: manySessions: ${totalN} sessions, cache ${cache}\n`);
     const taskQueue = `bench-many-${Date.now()}`;
     const w = await ChildWorker.start(root, {
       BENCH_ADDRESS: server.address,
       BENCH_TASK_QUEUE: taskQueue,
-      BENCH_BUNDLE: bundles[bundleFor10k],
+      BENCH_BUNDLE: bundles.plain,
       BENCH_MAX_CACHED: String(cache),
     });
     const sessions = new SessionClient({ client, taskQueue, searchAttributes: 'off' });
@@ -580,11 +569,10 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
       }
       const end = await w.memory();
       raw.manySessions = {
-        memoryPerCachedIdleWorkflow: { sessions: memoryN, preloadModules: preload, variants: memory },
+        memoryPerCachedIdleWorkflow: { sessions: memoryN, variants: memory },
         idle: {
           sessions: totalN,
           maxCachedWorkflows: cache,
-          bundle: bundleFor10k,
           concurrency,
           startsPerSec: totalN / startSeconds,
           firstTurnsPerSec: totalN / firstTurnSeconds,
@@ -601,9 +589,8 @@ export async function manySessionsGroup(ctx: ScaleContext): Promise<void> {
       report.manySessionsStartsPerSec = totalN / startSeconds;
       report.memoryPerCachedIdleSessionBytes = {
         ours: per('ours'),
-        oursPreloaded: per('oursPreloaded'),
+        oursUnshared: per('oursUnshared'),
         bareSameBundle: per('bareSameBundle'),
-        bareDomainBundle: per('bareDomainBundle'),
         bareFloorBundle: per('bareFloorBundle'),
       };
       report.manySessionsRssPerIdleSessionBytes = Math.round((after.rss - before.rss) / totalN);

@@ -3,20 +3,23 @@
  * the ledger counts against them, and the pure check the loop makes before each model step. Pure.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 
 /** Spending limits of a session (`SessionConfig.budget`, and an `extend` decision's new limits). */
-export const BudgetLimitsSchema = z.strictObject({
-  /** Input tokens the providers reported, over the whole session. */
-  inputTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-  /** Output tokens the providers reported, over the whole session. */
-  outputTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-  /** Model answers committed (`assistant/message` events). */
-  modelCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-  /** Tool results committed (`tool/result` events). */
-  toolCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-  /** Cost in millionths of the price table's currency, from the worker's prices (AGENT_SESSIONS_MODEL_PRICES). */
-  costMicros: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-});
+export const BudgetLimitsSchema = lazy(() =>
+  z.strictObject({
+    /** Input tokens the providers reported, over the whole session. */
+    inputTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** Output tokens the providers reported, over the whole session. */
+    outputTokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** Model answers committed (`assistant/message` events). */
+    modelCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** Tool results committed (`tool/result` events). */
+    toolCalls: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    /** Cost in millionths of the price table's currency, from the worker's prices (AGENT_SESSIONS_MODEL_PRICES). */
+    costMicros: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  }),
+);
 export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;
 export const BUDGET_LIMIT_KEYS = [
   'inputTokens',
@@ -31,17 +34,19 @@ export type BudgetKey = (typeof BUDGET_LIMIT_KEYS)[number];
 export type BudgetUsed = Record<BudgetKey, number>;
 
 /** `budget` update argument (wire): a person's decision on a session paused at its budget. */
-export const BudgetDecisionSchema = z.discriminatedUnion('decision', [
-  z.strictObject({
-    decision: z.literal('extend'),
-    /** The new limits (the ones not named stay); each must exceed what the session has used. */
-    limits: BudgetLimitsSchema.refine((l) => BUDGET_LIMIT_KEYS.some((k) => l[k] !== undefined), {
-      message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
+export const BudgetDecisionSchema = lazy(() =>
+  z.discriminatedUnion('decision', [
+    z.strictObject({
+      decision: z.literal('extend'),
+      /** The new limits (the ones not named stay); each must exceed what the session has used. */
+      limits: BudgetLimitsSchema.refine((l) => BUDGET_LIMIT_KEYS.some((k) => l[k] !== undefined), {
+        message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
+      }),
+      reason: z.string().max(4096).optional(),
     }),
-    reason: z.string().max(4096).optional(),
-  }),
-  z.strictObject({ decision: z.literal('deny'), reason: z.string().max(4096).optional() }),
-]);
+    z.strictObject({ decision: z.literal('deny'), reason: z.string().max(4096).optional() }),
+  ]),
+);
 export type BudgetDecision = z.infer<typeof BudgetDecisionSchema>;
 
 /** `budget` update result (wire): the decision and the limits in force after it. */
@@ -81,14 +86,16 @@ export function budgetRemaining(used: BudgetUsed, limits: BudgetLimits): Partial
 }
 
 /** A model's price on the worker: currency units (e.g. USD) per million input and output tokens. */
-export const ModelPriceSchema = z.strictObject({
-  inputPerMillion: z.number().min(0).max(1_000_000),
-  outputPerMillion: z.number().min(0).max(1_000_000),
-});
+export const ModelPriceSchema = lazy(() =>
+  z.strictObject({
+    inputPerMillion: z.number().min(0).max(1_000_000),
+    outputPerMillion: z.number().min(0).max(1_000_000),
+  }),
+);
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** The worker's price table, by model label (`provider:model`, as `AgentSessionModel` shows it). */
-export const ModelPricesSchema = z.record(z.string().min(1).max(256), ModelPriceSchema);
+export const ModelPricesSchema = lazy(() => z.record(z.string().min(1).max(256), ModelPriceSchema));
 export type ModelPrices = z.infer<typeof ModelPricesSchema>;
 
 /** What a model answer cost, in millionths of the price's currency (units per million tokens × tokens). */

@@ -4,6 +4,7 @@
  * consumers skip types they do not know. Pure.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 import {
   BUDGET_LIMIT_KEYS,
   BudgetLimitsSchema,
@@ -230,155 +231,184 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'session/disposed',
 ];
 
-const BudgetUsedShape = Object.fromEntries(BUDGET_LIMIT_KEYS.map((k) => [k, z.number()])) as Record<
-  BudgetKey,
-  z.ZodNumber
->;
+const budgetUsedShape = () =>
+  Object.fromEntries(BUDGET_LIMIT_KEYS.map((k) => [k, z.number()])) as Record<BudgetKey, z.ZodNumber>;
 
 // ---- zod schemas of every core event (used by clients and tests to validate what a session returns) ----
 
-const ErrorInfoSchema = z.object({ message: z.string(), code: z.string() });
-const CancelCauseSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user') }),
-  z.object({ kind: z.literal('hook'), reason: z.string() }),
-  z.object({ kind: z.literal('disposed') }),
-]);
-export const TurnEndReasonSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('completed') }),
-  z.object({ kind: z.literal('aborted'), reason: CancelCauseSchema }),
-  z.object({ kind: z.literal('blocked'), message: z.string().optional() }),
-  z.object({ kind: z.literal('error'), error: ErrorInfoSchema }),
-  z.object({ kind: z.literal('max-tokens') }),
-]);
-const TurnStep = { turn: z.number().int().min(1), step: z.number().int().min(1) };
-const ToolCallInfoSchema = z.object({
-  callId: z.string(),
-  name: z.string(),
-  arguments: z.record(z.string(), z.unknown()).nullable(),
-  rawArguments: z.string().optional(),
-});
+const ErrorInfoSchema = lazy(() => z.object({ message: z.string(), code: z.string() }));
+const CancelCauseSchema = lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('user') }),
+    z.object({ kind: z.literal('hook'), reason: z.string() }),
+    z.object({ kind: z.literal('disposed') }),
+  ]),
+);
+export const TurnEndReasonSchema = lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('completed') }),
+    z.object({ kind: z.literal('aborted'), reason: CancelCauseSchema }),
+    z.object({ kind: z.literal('blocked'), message: z.string().optional() }),
+    z.object({ kind: z.literal('error'), error: ErrorInfoSchema }),
+    z.object({ kind: z.literal('max-tokens') }),
+  ]),
+);
+/** The turn and step fields of a step's events (a function: module-level schemas would be built eagerly, ./lazy.ts). */
+const turnStep = () => ({ turn: z.number().int().min(1), step: z.number().int().min(1) });
+const ToolCallInfoSchema = lazy(() =>
+  z.object({
+    callId: z.string(),
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()).nullable(),
+    rawArguments: z.string().optional(),
+  }),
+);
 
 /** One model-visible message (src/domain/transcript.ts), as a fork's snapshot carries it. */
-export const TranscriptEntrySchema = z.discriminatedUnion('role', [
-  z.strictObject({
-    role: z.literal('user'),
-    id: z.string().min(1),
-    content: z.array(ContentBlockSchema),
-    source: MessageSourceSchema,
-  }),
-  z.strictObject({
-    role: z.literal('assistant'),
-    id: z.string().min(1),
-    content: z.array(ContentBlockSchema),
-    toolCalls: z.array(ToolCallInfoSchema).optional(),
-    interrupted: z.literal(true).optional(),
-  }),
-  z.strictObject({
-    role: z.literal('tool'),
-    callId: z.string().min(1),
-    name: z.string(),
-    content: z.array(ContentBlockSchema),
-    error: ErrorInfoSchema.optional(),
-  }),
-]);
-
-export const EventDataSchemas = {
-  'agent/inbox/spliced': z.object({
-    target: z.enum(['next-turn', 'next-step']),
-    start: z.number().int().min(0),
-    removedCount: z.number().int().min(1).optional(),
-    inserted: z.array(UserMessageSchema),
-    outcome: z.literal('canceled').optional(),
-  }),
-  'turn/start': z.object({ turn: z.number().int().min(1) }),
-  'turn/end': z.object({ turn: z.number().int().min(1), reason: TurnEndReasonSchema }),
-  'step/start': z.object(TurnStep),
-  'step/end': z.object(TurnStep),
-  'user/message': z.object({ message: UserMessageSchema }),
-  'assistant/message': z.object({
-    ...TurnStep,
-    message: z.object({
-      id: z.string(),
+export const TranscriptEntrySchema = lazy(() =>
+  z.discriminatedUnion('role', [
+    z.strictObject({
+      role: z.literal('user'),
+      id: z.string().min(1),
+      content: z.array(ContentBlockSchema),
+      source: MessageSourceSchema,
+    }),
+    z.strictObject({
       role: z.literal('assistant'),
+      id: z.string().min(1),
       content: z.array(ContentBlockSchema),
       toolCalls: z.array(ToolCallInfoSchema).optional(),
+      interrupted: z.literal(true).optional(),
     }),
-    usage: z
-      .object({
-        inputTokens: z.number().optional(),
-        outputTokens: z.number().optional(),
-        totalTokens: z.number().optional(),
-        costMicros: z.number().optional(),
-      })
-      .optional(),
-    tools: z.object({ names: z.array(z.string()), hash: z.string() }).optional(),
-    interrupted: z.literal(true).optional(),
-  }),
-  'tool/call': z.object({ ...TurnStep, ...ToolCallInfoSchema.shape }),
-  'tool/result': z.object({
-    ...TurnStep,
-    callId: z.string(),
-    content: z.array(ContentBlockSchema),
-    error: ErrorInfoSchema.optional(),
-  }),
-  'tool/approval-requested': z.object({
-    ...TurnStep,
-    callId: z.string(),
-    name: z.string(),
-    arguments: z.record(z.string(), z.unknown()),
-  }),
-  'tool/approval-resolved': z.object({
-    ...TurnStep,
-    callId: z.string(),
-    decision: z.enum(['approve', 'deny']),
-    reason: z.string().optional(),
-    by: z.enum(['caller', 'timeout', 'cancel']),
-  }),
-  'budget/exceeded': z.object({
-    ...TurnStep,
-    used: z.object(BudgetUsedShape),
-    limits: BudgetLimitsSchema,
-    over: z.array(z.enum(BUDGET_LIMIT_KEYS)),
-    waits: z.boolean(),
-  }),
-  'budget/resolved': z.object({
-    ...TurnStep,
-    decision: z.enum(['extend', 'deny']),
-    limits: BudgetLimitsSchema,
-    reason: z.string().optional(),
-    by: z.enum(['caller', 'cancel']),
-  }),
-  'session/forked': z.object({
-    from: z.string(),
-    throughSeq: z.number().int().min(0),
-    messages: z.array(TranscriptEntrySchema),
-  }),
-  'compaction/summary': z.object({
-    ...TurnStep,
-    throughSeq: z.number().int().min(0),
-    pinned: z.number().int().min(0).optional(),
-    summary: z.string(),
-    tokensBefore: z.number().int().min(0),
-    tokensAfter: z.number().int().min(0),
-    model: z.string(),
-  }),
-  'subsession/started': z.object({ ...TurnStep, callId: z.string(), session: z.string() }),
-  'subsession/ended': z.object({
-    ...TurnStep,
-    callId: z.string(),
-    session: z.string(),
-    reason: TurnEndReasonSchema,
-    used: z.object(BudgetUsedShape).optional(),
-  }),
-  'session/disposed': z.object({}),
+    z.strictObject({
+      role: z.literal('tool'),
+      callId: z.string().min(1),
+      name: z.string(),
+      content: z.array(ContentBlockSchema),
+      error: ErrorInfoSchema.optional(),
+    }),
+  ]),
+);
+
+export const EventDataSchemas = {
+  'agent/inbox/spliced': lazy(() =>
+    z.object({
+      target: z.enum(['next-turn', 'next-step']),
+      start: z.number().int().min(0),
+      removedCount: z.number().int().min(1).optional(),
+      inserted: z.array(UserMessageSchema),
+      outcome: z.literal('canceled').optional(),
+    }),
+  ),
+  'turn/start': lazy(() => z.object({ turn: z.number().int().min(1) })),
+  'turn/end': lazy(() => z.object({ turn: z.number().int().min(1), reason: TurnEndReasonSchema })),
+  'step/start': lazy(() => z.object(turnStep())),
+  'step/end': lazy(() => z.object(turnStep())),
+  'user/message': lazy(() => z.object({ message: UserMessageSchema })),
+  'assistant/message': lazy(() =>
+    z.object({
+      ...turnStep(),
+      message: z.object({
+        id: z.string(),
+        role: z.literal('assistant'),
+        content: z.array(ContentBlockSchema),
+        toolCalls: z.array(ToolCallInfoSchema).optional(),
+      }),
+      usage: z
+        .object({
+          inputTokens: z.number().optional(),
+          outputTokens: z.number().optional(),
+          totalTokens: z.number().optional(),
+          costMicros: z.number().optional(),
+        })
+        .optional(),
+      tools: z.object({ names: z.array(z.string()), hash: z.string() }).optional(),
+      interrupted: z.literal(true).optional(),
+    }),
+  ),
+  'tool/call': lazy(() => z.object({ ...turnStep(), ...ToolCallInfoSchema.shape })),
+  'tool/result': lazy(() =>
+    z.object({
+      ...turnStep(),
+      callId: z.string(),
+      content: z.array(ContentBlockSchema),
+      error: ErrorInfoSchema.optional(),
+    }),
+  ),
+  'tool/approval-requested': lazy(() =>
+    z.object({
+      ...turnStep(),
+      callId: z.string(),
+      name: z.string(),
+      arguments: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  'tool/approval-resolved': lazy(() =>
+    z.object({
+      ...turnStep(),
+      callId: z.string(),
+      decision: z.enum(['approve', 'deny']),
+      reason: z.string().optional(),
+      by: z.enum(['caller', 'timeout', 'cancel']),
+    }),
+  ),
+  'budget/exceeded': lazy(() =>
+    z.object({
+      ...turnStep(),
+      used: z.object(budgetUsedShape()),
+      limits: BudgetLimitsSchema,
+      over: z.array(z.enum(BUDGET_LIMIT_KEYS)),
+      waits: z.boolean(),
+    }),
+  ),
+  'budget/resolved': lazy(() =>
+    z.object({
+      ...turnStep(),
+      decision: z.enum(['extend', 'deny']),
+      limits: BudgetLimitsSchema,
+      reason: z.string().optional(),
+      by: z.enum(['caller', 'cancel']),
+    }),
+  ),
+  'session/forked': lazy(() =>
+    z.object({
+      from: z.string(),
+      throughSeq: z.number().int().min(0),
+      messages: z.array(TranscriptEntrySchema),
+    }),
+  ),
+  'compaction/summary': lazy(() =>
+    z.object({
+      ...turnStep(),
+      throughSeq: z.number().int().min(0),
+      pinned: z.number().int().min(0).optional(),
+      summary: z.string(),
+      tokensBefore: z.number().int().min(0),
+      tokensAfter: z.number().int().min(0),
+      model: z.string(),
+    }),
+  ),
+  'subsession/started': lazy(() => z.object({ ...turnStep(), callId: z.string(), session: z.string() })),
+  'subsession/ended': lazy(() =>
+    z.object({
+      ...turnStep(),
+      callId: z.string(),
+      session: z.string(),
+      reason: TurnEndReasonSchema,
+      used: z.object(budgetUsedShape()).optional(),
+    }),
+  ),
+  'session/disposed': lazy(() => z.object({})),
 } satisfies Record<CoreEventType, z.ZodType>;
 
-export const EventEnvelopeSchema = z.object({
-  seq: z.number().int().min(0),
-  type: z.string().min(1),
-  time: z.number(),
-  data: z.unknown(),
-});
+export const EventEnvelopeSchema = lazy(() =>
+  z.object({
+    seq: z.number().int().min(0),
+    type: z.string().min(1),
+    time: z.number(),
+    data: z.unknown(),
+  }),
+);
 
 /** Whether an event type is one of ours (consumers skip the others). */
 export function isCoreEventType(type: string): type is CoreEventType {

@@ -4,6 +4,7 @@
  * Pure and deterministic. Schemas here validate data crossing an edge; inside the domain TypeScript is trusted.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 
 /** Limits enforced at every edge; error messages name the field and the limit. */
 export const LIMITS = {
@@ -19,7 +20,7 @@ export const LIMITS = {
   sourceJsonChars: 4096,
 } as const;
 
-export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const TextBlockSchema = lazy(() => z.object({ type: z.literal('text'), text: z.string() }));
 export type TextBlock = z.infer<typeof TextBlockSchema>;
 /** The content block union; only text today. Consumers skip types they do not know. */
 export const ContentBlockSchema = TextBlockSchema;
@@ -29,38 +30,40 @@ export type ContentBlock = TextBlock;
  * Who produced a message. `{kind:'user'}` is a direct message; anything else is context from the named producer
  * (rule 35). Producer-specific fields are kept as given.
  */
-export const MessageSourceSchema = z
-  .looseObject({
-    kind: z
-      .string()
-      .min(1, 'must not be empty')
-      .max(LIMITS.sourceNameChars, `at most ${LIMITS.sourceNameChars} characters`),
-  })
-  .superRefine((source, ctx) => {
-    if (source.kind === 'plugin' && (typeof source.plugin !== 'string' || source.plugin.length === 0)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['plugin'],
-        message: "a source of kind 'plugin' needs a non-empty plugin name",
-      });
-    }
-    if (source.kind === 'tool' && (typeof source.callId !== 'string' || source.callId.length === 0)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['callId'],
-        message: "a source of kind 'tool' needs a non-empty callId",
-      });
-    }
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(source);
-    } catch {
-      json = undefined;
-    }
-    if (json === undefined) ctx.addIssue({ code: 'custom', message: 'must be plain JSON' });
-    else if (json.length > LIMITS.sourceJsonChars)
-      ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.sourceJsonChars} characters as JSON` });
-  });
+export const MessageSourceSchema = lazy(() =>
+  z
+    .looseObject({
+      kind: z
+        .string()
+        .min(1, 'must not be empty')
+        .max(LIMITS.sourceNameChars, `at most ${LIMITS.sourceNameChars} characters`),
+    })
+    .superRefine((source, ctx) => {
+      if (source.kind === 'plugin' && (typeof source.plugin !== 'string' || source.plugin.length === 0)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['plugin'],
+          message: "a source of kind 'plugin' needs a non-empty plugin name",
+        });
+      }
+      if (source.kind === 'tool' && (typeof source.callId !== 'string' || source.callId.length === 0)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['callId'],
+          message: "a source of kind 'tool' needs a non-empty callId",
+        });
+      }
+      let json: string | undefined;
+      try {
+        json = JSON.stringify(source);
+      } catch {
+        json = undefined;
+      }
+      if (json === undefined) ctx.addIssue({ code: 'custom', message: 'must be plain JSON' });
+      else if (json.length > LIMITS.sourceJsonChars)
+        ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.sourceJsonChars} characters as JSON` });
+    }),
+);
 
 export type MessageSource =
   | { kind: 'user' }
@@ -75,32 +78,39 @@ export function isDirect(source: MessageSource): boolean {
   return source.kind === 'user';
 }
 
-export const MessageIdSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(LIMITS.idChars, `at most ${LIMITS.idChars} characters`)
-  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+export const MessageIdSchema = lazy(() =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(LIMITS.idChars, `at most ${LIMITS.idChars} characters`)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces'),
+);
 
-const ContentSchema = z.union([z.string(), z.array(ContentBlockSchema)]).superRefine((content, ctx) => {
-  if (typeof content !== 'string' && content.length > LIMITS.contentBlocks) {
-    ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentBlocks} blocks` });
-  }
-  const chars = typeof content === 'string' ? content.length : content.reduce((n, b) => n + b.text.length, 0);
-  if (chars > LIMITS.contentChars) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `at most ${LIMITS.contentChars} characters of text (got ${chars})`,
-    });
-  }
-  if (chars === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
-});
+const ContentSchema = lazy(() =>
+  z.union([z.string(), z.array(ContentBlockSchema)]).superRefine((content, ctx) => {
+    if (typeof content !== 'string' && content.length > LIMITS.contentBlocks) {
+      ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.contentBlocks} blocks` });
+    }
+    const chars =
+      typeof content === 'string' ? content.length : content.reduce((n, b) => n + b.text.length, 0);
+    if (chars > LIMITS.contentChars) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `at most ${LIMITS.contentChars} characters of text (got ${chars})`,
+      });
+    }
+    if (chars === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
+  }),
+);
 
 /** A message as a caller sends it on any lane (wire): id optional, content a string or blocks. */
-export const MessageInputSchema = z.strictObject({
-  id: MessageIdSchema.optional(),
-  content: ContentSchema,
-  source: MessageSourceSchema.optional(),
-});
+export const MessageInputSchema = lazy(() =>
+  z.strictObject({
+    id: MessageIdSchema.optional(),
+    content: ContentSchema,
+    source: MessageSourceSchema.optional(),
+  }),
+);
 export type MessageInput = z.infer<typeof MessageInputSchema>;
 
 /** The identified, frozen message every lane delivers and every `user/message` carries (wire). */
@@ -111,12 +121,14 @@ export interface UserMessage {
   readonly source: MessageSource;
 }
 
-export const UserMessageSchema = z.object({
-  id: MessageIdSchema,
-  role: z.literal('user'),
-  content: z.array(ContentBlockSchema),
-  source: MessageSourceSchema,
-});
+export const UserMessageSchema = lazy(() =>
+  z.object({
+    id: MessageIdSchema,
+    role: z.literal('user'),
+    content: z.array(ContentBlockSchema),
+    source: MessageSourceSchema,
+  }),
+);
 
 /** Normalizes content to blocks. */
 export function toBlocks(content: string | readonly ContentBlock[]): ContentBlock[] {

@@ -4,6 +4,7 @@
  * Pure and deterministic.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 
 export const NAME_MAX_CHARS = 128;
 
@@ -18,7 +19,7 @@ export function isName(text: string): boolean {
 }
 
 /** A tool or hook name (wire and configuration files); the error says what is wrong. */
-export const NameSchema = z.string().min(1).max(NAME_MAX_CHARS).regex(NAME_PATTERN, NAME_RULE);
+export const NameSchema = lazy(() => z.string().min(1).max(NAME_MAX_CHARS).regex(NAME_PATTERN, NAME_RULE));
 
 /** What a session's `tools` may name besides a tool: an MCP server's tools, `mcp:<server>` or `mcp:<server>/<tool>`. */
 const MCP_SELECTOR_PATTERN = /^mcp:[A-Za-z0-9_-]{1,32}(?:\/[A-Za-z0-9_.-]{1,128})?$/;
@@ -31,8 +32,6 @@ export function isToolSelector(text: string): boolean {
 }
 
 /** An entry of `SessionConfig.tools`: a tool name or an MCP selector; the error says what is wrong. */
-export const ToolSelectorSchema = z
-  .string()
-  .min(1)
-  .max(NAME_MAX_CHARS)
-  .refine(isToolSelector, TOOL_SELECTOR_RULE);
+export const ToolSelectorSchema = lazy(() =>
+  z.string().min(1).max(NAME_MAX_CHARS).refine(isToolSelector, TOOL_SELECTOR_RULE),
+);

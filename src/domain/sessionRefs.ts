@@ -7,6 +7,7 @@
  * untrusted text, and the default policy. Pure and deterministic.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 import type { SessionEvent } from './events';
 import { USER_SOURCE, type MessageSource, type UserMessage } from './messages';
 import { projectTranscript, type TranscriptEntry } from './transcript';
@@ -21,16 +22,22 @@ export const SESSION_REF_KIND = 'session-ref';
 export const TENANT_LABEL_PREFIX = 'tenant=';
 
 /** One reference as a caller sends it: a session, and optionally the seq of one of its `turn/end` events. */
-export const SessionRefSchema = z.strictObject({
-  session: z.string().regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
-  /** Seq of a `turn/end` of the referenced session (default: its last ended turn). */
-  throughSeq: z.number().int().min(0).optional(),
-});
+export const SessionRefSchema = lazy(() =>
+  z.strictObject({
+    session: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
+    /** Seq of a `turn/end` of the referenced session (default: its last ended turn). */
+    throughSeq: z.number().int().min(0).optional(),
+  }),
+);
 export type SessionRef = z.infer<typeof SessionRefSchema>;
 
-export const SessionRefsSchema = z
-  .array(SessionRefSchema)
-  .max(MAX_REFS_PER_MESSAGE, `at most ${MAX_REFS_PER_MESSAGE} references per message`);
+export const SessionRefsSchema = lazy(() =>
+  z
+    .array(SessionRefSchema)
+    .max(MAX_REFS_PER_MESSAGE, `at most ${MAX_REFS_PER_MESSAGE} references per message`),
+);
 
 /**
  * What is wrong with a message's refs on a lane, as "field: problem", or undefined. Refs go with a direct message

@@ -5,6 +5,7 @@
  * call's result. Pure.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 import type { BudgetUsed } from './budget';
 import { ErrorCodes } from './codes';
 import type { ToolDescriptor, ToolExecResult } from './effects';
@@ -18,23 +19,25 @@ export { MAX_SUBSESSION_DEPTH, SubsessionLinkSchema, type SubsessionLink } from 
 export const MAX_SUBSESSIONS_PER_TURN = 8;
 
 /** The `delegate` tool's arguments (the worker's tool shows this schema to the model). */
-export const DelegateArgsSchema = z.strictObject({
-  task: z
-    .string()
-    .min(1)
-    .max(64 * 1024)
-    .describe('What the sub-session should do; its answer is returned.'),
-  tools: z
-    .array(NameSchema)
-    .max(128)
-    .optional()
-    .describe("Tools the sub-session may use (default: all of this session's tools it is allowed)."),
-  script: z
-    .array(ScriptedStepSchema)
-    .max(100)
-    .optional()
-    .describe('Scripted model only (tests): the steps of the sub-session’s scripted model.'),
-});
+export const DelegateArgsSchema = lazy(() =>
+  z.strictObject({
+    task: z
+      .string()
+      .min(1)
+      .max(64 * 1024)
+      .describe('What the sub-session should do; its answer is returned.'),
+    tools: z
+      .array(NameSchema)
+      .max(128)
+      .optional()
+      .describe("Tools the sub-session may use (default: all of this session's tools it is allowed)."),
+    script: z
+      .array(ScriptedStepSchema)
+      .max(100)
+      .optional()
+      .describe('Scripted model only (tests): the steps of the sub-session’s scripted model.'),
+  }),
+);
 export type DelegateArgs = z.infer<typeof DelegateArgsSchema>;
 
 /** A delegate call the session will perform: the child to start and the followup that carries the task. */

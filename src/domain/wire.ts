@@ -3,6 +3,7 @@
  * as zod schemas. Pure. These are the only shapes accepted from outside; each error names the field.
  */
 import { z } from 'zod';
+import { lazy } from './lazy';
 import { TranscriptEntrySchema, type TurnEndReason } from './events';
 import { LIMITS, MessageInputSchema } from './messages';
 import { BUDGET_LIMIT_KEYS, BudgetLimitsSchema } from './budget';
@@ -13,7 +14,7 @@ export * from './budget';
 
 export const LANES = ['followup', 'steer', 'inject'] as const;
 export type Lane = (typeof LANES)[number];
-export const LaneSchema = z.enum(LANES);
+export const LaneSchema = lazy(() => z.enum(LANES));
 
 /** Which inbox list a lane targets and whether it wakes an idle session (rule 1). */
 export const LANE_RULES: Record<Lane, { target: 'next-turn' | 'next-step'; wakes: boolean }> = {
@@ -22,27 +23,31 @@ export const LANE_RULES: Record<Lane, { target: 'next-turn' | 'next-step'; wakes
   inject: { target: 'next-step', wakes: false },
 };
 
-export const ScriptedToolCallSchema = z.strictObject({
-  name: z.string().min(1).max(128),
-  args: z.record(z.string(), z.unknown()).default({}),
-});
+export const ScriptedToolCallSchema = lazy(() =>
+  z.strictObject({
+    name: z.string().min(1).max(128),
+    args: z.record(z.string(), z.unknown()).default({}),
+  }),
+);
 
-export const ScriptedStepSchema = z.strictObject({
-  text: z.string().optional(),
-  toolCalls: z.array(ScriptedToolCallSchema).max(64).optional(),
-  delayMs: z.number().int().min(0).max(3_600_000).optional(),
-  /** Reveal `text` word by word over this long, as a streaming provider would, before `delayMs`. */
-  streamMs: z.number().int().min(0).max(600_000).optional(),
-  finish: z.enum(['stop', 'max-tokens']).optional(),
-  fail: z.string().min(1).optional(),
-  /** Token usage the step reports, as a real provider would (usage totals, budgets). */
-  usage: z
-    .strictObject({
-      inputTokens: z.number().int().min(0).max(1e9).optional(),
-      outputTokens: z.number().int().min(0).max(1e9).optional(),
-    })
-    .optional(),
-});
+export const ScriptedStepSchema = lazy(() =>
+  z.strictObject({
+    text: z.string().optional(),
+    toolCalls: z.array(ScriptedToolCallSchema).max(64).optional(),
+    delayMs: z.number().int().min(0).max(3_600_000).optional(),
+    /** Reveal `text` word by word over this long, as a streaming provider would, before `delayMs`. */
+    streamMs: z.number().int().min(0).max(600_000).optional(),
+    finish: z.enum(['stop', 'max-tokens']).optional(),
+    fail: z.string().min(1).optional(),
+    /** Token usage the step reports, as a real provider would (usage totals, budgets). */
+    usage: z
+      .strictObject({
+        inputTokens: z.number().int().min(0).max(1e9).optional(),
+        outputTokens: z.number().int().min(0).max(1e9).optional(),
+      })
+      .optional(),
+  }),
+);
 export type ScriptedStep = z.infer<typeof ScriptedStepSchema>;
 
 /** The real model providers a session can name (`scripted` is the offline one). */
@@ -52,30 +57,34 @@ export const MODEL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible'] as c
  * How the model may use the session's tools on a request (the AI SDK's `toolChoice`): `auto` (the provider's
  * default), `required` (must call one), `none` (must answer), or one named tool.
  */
-export const ToolChoiceSchema = z.union([
-  z.enum(['auto', 'required', 'none']),
-  z.strictObject({ type: z.literal('tool'), toolName: NameSchema }),
-]);
+export const ToolChoiceSchema = lazy(() =>
+  z.union([
+    z.enum(['auto', 'required', 'none']),
+    z.strictObject({ type: z.literal('tool'), toolName: NameSchema }),
+  ]),
+);
 export type ToolChoice = z.infer<typeof ToolChoiceSchema>;
 
-export const ModelSpecSchema = z.discriminatedUnion('provider', [
-  z.strictObject({
-    provider: z.literal('scripted'),
-    steps: z.array(ScriptedStepSchema).max(10_000).default([]),
-    toolChoice: ToolChoiceSchema.optional(),
-  }),
-  z.strictObject({
-    provider: z.enum(MODEL_PROVIDERS),
-    model: z.string().min(1).max(256),
-    toolChoice: ToolChoiceSchema.optional(),
-  }),
-  /** A GGUF model the worker runs itself; `model` names one the worker's configuration allows (default: its own). */
-  z.strictObject({
-    provider: z.literal('local'),
-    model: z.string().min(1).max(256).optional(),
-    toolChoice: ToolChoiceSchema.optional(),
-  }),
-]);
+export const ModelSpecSchema = lazy(() =>
+  z.discriminatedUnion('provider', [
+    z.strictObject({
+      provider: z.literal('scripted'),
+      steps: z.array(ScriptedStepSchema).max(10_000).default([]),
+      toolChoice: ToolChoiceSchema.optional(),
+    }),
+    z.strictObject({
+      provider: z.enum(MODEL_PROVIDERS),
+      model: z.string().min(1).max(256),
+      toolChoice: ToolChoiceSchema.optional(),
+    }),
+    /** A GGUF model the worker runs itself; `model` names one the worker's configuration allows (default: its own). */
+    z.strictObject({
+      provider: z.literal('local'),
+      model: z.string().min(1).max(256).optional(),
+      toolChoice: ToolChoiceSchema.optional(),
+    }),
+  ]),
+);
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 
 /**
@@ -127,16 +136,18 @@ export const MAX_FORK_SNAPSHOT_CHARS = 1_000_000;
  * messages up to it. The messages are in the start argument of the fork's first run only (its history freezes them);
  * later runs carry `from` and `throughSeq`.
  */
-export const ForkSchema = z.strictObject({
-  from: z.string().regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
-  throughSeq: z.number().int().min(0),
-  messages: z
-    .array(TranscriptEntrySchema)
-    .refine((m) => JSON.stringify(m).length <= MAX_FORK_SNAPSHOT_CHARS, {
-      message: `at most ${MAX_FORK_SNAPSHOT_CHARS} characters of JSON: fork at an earlier turn`,
-    })
-    .optional(),
-});
+export const ForkSchema = lazy(() =>
+  z.strictObject({
+    from: z.string().regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
+    throughSeq: z.number().int().min(0),
+    messages: z
+      .array(TranscriptEntrySchema)
+      .refine((m) => JSON.stringify(m).length <= MAX_FORK_SNAPSHOT_CHARS, {
+        message: `at most ${MAX_FORK_SNAPSHOT_CHARS} characters of JSON: fork at an earlier turn`,
+      })
+      .optional(),
+  }),
+);
 export type Fork = z.infer<typeof ForkSchema>;
 
 /**
@@ -144,87 +155,95 @@ export type Fork = z.infer<typeof ForkSchema>;
  * `compactAt × maxTokens` (default 0.8), the oldest part is summarised by `model` (default: the session's), keeping
  * the newest `keepRecent` entries (default 4), the latest direct message and what came after it verbatim.
  */
-export const ContextConfigSchema = z.strictObject({
-  maxTokens: z.number().int().min(256).max(10_000_000),
-  compactAt: z.number().min(0.1).max(1).optional(),
-  keepRecent: z.number().int().min(0).max(1000).optional(),
-  model: ModelSpecSchema.optional(),
-});
+export const ContextConfigSchema = lazy(() =>
+  z.strictObject({
+    maxTokens: z.number().int().min(256).max(10_000_000),
+    compactAt: z.number().min(0.1).max(1).optional(),
+    keepRecent: z.number().int().min(0).max(1000).optional(),
+    model: ModelSpecSchema.optional(),
+  }),
+);
 export type ContextConfig = z.infer<typeof ContextConfigSchema>;
 /** How deep sub-sessions nest: a session at this depth cannot delegate (the root session is depth 0). */
 export const MAX_SUBSESSION_DEPTH = 2;
 /** What a child session's config says of its parent (`SessionConfig.subsession`). */
-export const SubsessionLinkSchema = z.strictObject({
-  /** The parent session's id. */
-  parent: z.string().min(1).max(1024),
-  /** The parent's `delegate` call. */
-  callId: z.string().min(1).max(256),
-  /** 1 for a child of a root session. */
-  depth: z.number().int().min(1).max(MAX_SUBSESSION_DEPTH),
-  /** Id of the followup that carries the task; the child ends after that message's turn. */
-  messageId: z.string().min(1).max(256),
-});
+export const SubsessionLinkSchema = lazy(() =>
+  z.strictObject({
+    /** The parent session's id. */
+    parent: z.string().min(1).max(1024),
+    /** The parent's `delegate` call. */
+    callId: z.string().min(1).max(256),
+    /** 1 for a child of a root session. */
+    depth: z.number().int().min(1).max(MAX_SUBSESSION_DEPTH),
+    /** Id of the followup that carries the task; the child ends after that message's turn. */
+    messageId: z.string().min(1).max(256),
+  }),
+);
 export type SubsessionLink = z.infer<typeof SubsessionLinkSchema>;
 
-export const SessionConfigSchema = z.strictObject({
-  model: ModelSpecSchema.optional(),
-  system: z
-    .string()
-    .max(256 * 1024)
-    .optional(),
-  tools: z.array(ToolSelectorSchema).max(128).optional(),
-  hooks: z.array(NameSchema).max(64).optional(),
-  maxParallelToolCalls: z.number().int().min(1).max(100).optional(),
-  /** Events a run may log before it continues as new at the next quiet point (default 10,000). */
-  continueAsNewAfterEvents: z.number().int().min(10).max(1_000_000).optional(),
-  /** Labels an operator filters sessions by (`AgentSessionLabels`; `agent-sessions list --label`). */
-  labels: z
-    .array(
-      z
-        .string()
-        .min(1)
-        .max(64)
-        .regex(/^[A-Za-z0-9_.:=/@-]+$/, 'letters, digits and _ . : = / @ - only'),
-    )
-    .max(16)
-    .optional(),
-  /**
-   * Tool calls that wait for a person's decision (`approve` update) before they run: the named tools, or every
-   * tool (`'*'`). Adds to what the worker requires; a session can never lift a worker's requirement. With
-   * `timeoutMs`, a call with no decision by then is answered APPROVAL_TIMEOUT.
-   */
-  approvals: z
-    .strictObject({
-      tools: z.union([z.literal('*'), z.array(NameSchema).max(128)]),
-      timeoutMs: z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_MS).optional(),
-    })
-    .optional(),
-  /**
-   * Spending limits. Before a model step the ledger says would breach one, the session logs `budget/exceeded` and
-   * waits for a person's `budget` decision (extend or deny); with `onExceeded: 'stop'` it ends the turn at once with
-   * error BUDGET_EXCEEDED.
-   */
-  /** Set by `SessionClient.fork`: where this session was forked from, and (first run) the snapshot it starts with. */
-  fork: ForkSchema.optional(),
-  /** A token budget for what the model sees: older messages are compacted into a summary (docs/protocol.md). */
-  context: ContextConfigSchema.optional(),
-  budget: BudgetLimitsSchema.extend({ onExceeded: z.enum(['ask', 'stop']).optional() })
-    .refine((b) => BUDGET_LIMIT_KEYS.some((k) => b[k] !== undefined), {
-      message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
-    })
-    .optional(),
-  /** Set on a sub-session (a child session a `delegate` call started): its parent, depth and task message. */
-  subsession: SubsessionLinkSchema.optional(),
-});
+export const SessionConfigSchema = lazy(() =>
+  z.strictObject({
+    model: ModelSpecSchema.optional(),
+    system: z
+      .string()
+      .max(256 * 1024)
+      .optional(),
+    tools: z.array(ToolSelectorSchema).max(128).optional(),
+    hooks: z.array(NameSchema).max(64).optional(),
+    maxParallelToolCalls: z.number().int().min(1).max(100).optional(),
+    /** Events a run may log before it continues as new at the next quiet point (default 10,000). */
+    continueAsNewAfterEvents: z.number().int().min(10).max(1_000_000).optional(),
+    /** Labels an operator filters sessions by (`AgentSessionLabels`; `agent-sessions list --label`). */
+    labels: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[A-Za-z0-9_.:=/@-]+$/, 'letters, digits and _ . : = / @ - only'),
+      )
+      .max(16)
+      .optional(),
+    /**
+     * Tool calls that wait for a person's decision (`approve` update) before they run: the named tools, or every
+     * tool (`'*'`). Adds to what the worker requires; a session can never lift a worker's requirement. With
+     * `timeoutMs`, a call with no decision by then is answered APPROVAL_TIMEOUT.
+     */
+    approvals: z
+      .strictObject({
+        tools: z.union([z.literal('*'), z.array(NameSchema).max(128)]),
+        timeoutMs: z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_MS).optional(),
+      })
+      .optional(),
+    /**
+     * Spending limits. Before a model step the ledger says would breach one, the session logs `budget/exceeded` and
+     * waits for a person's `budget` decision (extend or deny); with `onExceeded: 'stop'` it ends the turn at once with
+     * error BUDGET_EXCEEDED.
+     */
+    /** Set by `SessionClient.fork`: where this session was forked from, and (first run) the snapshot it starts with. */
+    fork: ForkSchema.optional(),
+    /** A token budget for what the model sees: older messages are compacted into a summary (docs/protocol.md). */
+    context: ContextConfigSchema.optional(),
+    budget: BudgetLimitsSchema.extend({ onExceeded: z.enum(['ask', 'stop']).optional() })
+      .refine((b) => BUDGET_LIMIT_KEYS.some((k) => b[k] !== undefined), {
+        message: `name at least one limit (${BUDGET_LIMIT_KEYS.join(', ')})`,
+      })
+      .optional(),
+    /** Set on a sub-session (a child session a `delegate` call started): its parent, depth and task message. */
+    subsession: SubsessionLinkSchema.optional(),
+  }),
+);
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10;
 
 /** A message on a lane (wire): a direct one may reference other sessions (`refs`, docs/protocol.md). */
-export const LaneMessageInputSchema = MessageInputSchema.extend({ refs: SessionRefsSchema.optional() });
+export const LaneMessageInputSchema = lazy(() =>
+  MessageInputSchema.extend({ refs: SessionRefsSchema.optional() }),
+);
 export type LaneMessageInput = z.infer<typeof LaneMessageInputSchema>;
 
 /** `followup` / `steer` / `inject` signal argument (wire). */
-export const LaneSignalSchema = z.strictObject({ message: LaneMessageInputSchema });
+export const LaneSignalSchema = lazy(() => z.strictObject({ message: LaneMessageInputSchema }));
 export type LaneSignal = z.infer<typeof LaneSignalSchema>;
 
 /** Longest a `deliver` may wait for the end of its message's turn. */
@@ -232,19 +251,23 @@ export const MAX_WAIT_MS = 3_600_000;
 export const DEFAULT_WAIT_MS = 600_000;
 
 /** `deliver` update argument (wire). With `wait`, the update completes when the message's turn has ended. */
-export const DeliverInputSchema = z.strictObject({
-  lane: LaneSchema,
-  message: LaneMessageInputSchema,
-  wait: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAIT_MS).optional() }).optional(),
-});
+export const DeliverInputSchema = lazy(() =>
+  z.strictObject({
+    lane: LaneSchema,
+    message: LaneMessageInputSchema,
+    wait: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAIT_MS).optional() }).optional(),
+  }),
+);
 export type DeliverInput = z.infer<typeof DeliverInputSchema>;
 
 /** `approve` update argument (wire): a decision on a tool call waiting for approval. */
-export const ApproveInputSchema = z.strictObject({
-  callId: z.string().min(1).max(256),
-  decision: z.enum(['approve', 'deny']),
-  reason: z.string().max(4096).optional(),
-});
+export const ApproveInputSchema = lazy(() =>
+  z.strictObject({
+    callId: z.string().min(1).max(256),
+    decision: z.enum(['approve', 'deny']),
+    reason: z.string().max(4096).optional(),
+  }),
+);
 export type ApproveInput = z.infer<typeof ApproveInputSchema>;
 
 /** `approve` update result (wire). `duplicate`: the same decision had already been taken for this call. */
@@ -275,24 +298,30 @@ export type WaitOutcome =
   | { status: 'ended'; turn: number; reason: TurnEndReason; seq: number; answer?: string };
 
 /** `cancel` signal argument (wire). */
-export const CancelCauseSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('user') }),
-  z.strictObject({ kind: z.literal('hook'), reason: z.string().max(4096) }),
-]);
-export const CancelInputSchema = z.strictObject({
-  cause: CancelCauseSchema.optional(),
-  keepInbox: z.boolean().optional(),
-});
+export const CancelCauseSchema = lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('user') }),
+    z.strictObject({ kind: z.literal('hook'), reason: z.string().max(4096) }),
+  ]),
+);
+export const CancelInputSchema = lazy(() =>
+  z.strictObject({
+    cause: CancelCauseSchema.optional(),
+    keepInbox: z.boolean().optional(),
+  }),
+);
 export type CancelInput = z.infer<typeof CancelInputSchema>;
 
 /** `dispose` signal argument (wire): exactly `{}`. Anything else is refused and disposes nothing (rule 5). */
-export const DisposeInputSchema = z.strictObject({});
+export const DisposeInputSchema = lazy(() => z.strictObject({}));
 
 /** `events` query argument (wire). */
-export const EventsQuerySchema = z.strictObject({
-  afterSeq: z.number().int().min(-1).optional(),
-  limit: z.number().int().min(1).max(10_000).optional(),
-});
+export const EventsQuerySchema = lazy(() =>
+  z.strictObject({
+    afterSeq: z.number().int().min(-1).optional(),
+    limit: z.number().int().min(1).max(10_000).optional(),
+  }),
+);
 export type EventsQuery = z.infer<typeof EventsQuerySchema>;
 export const DEFAULT_EVENTS_LIMIT = 1000;
 
@@ -326,9 +355,9 @@ export function undecodableReason(value: unknown): string | undefined {
 }
 
 /** A session id as Temporal workflow ids allow it here: printable ASCII without spaces, at most 255 characters. */
-export const SessionIdSchema = z
-  .string()
-  .regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters');
+export const SessionIdSchema = lazy(() =>
+  z.string().regex(/^[\x21-\x7e]{1,255}$/, 'printable ASCII without spaces, at most 255 characters'),
+);
 
 /**
  * Longest schedule id. A firing's workflow id, which is also its message's id, is `schedule:<id>-<scheduled time>`
@@ -337,26 +366,30 @@ export const SessionIdSchema = z
 export const MAX_SCHEDULE_ID_CHARS = 96;
 export const SCHEDULE_WORKFLOW_ID_PREFIX = 'schedule:';
 
-export const ScheduleIdSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(MAX_SCHEDULE_ID_CHARS, `at most ${MAX_SCHEDULE_ID_CHARS} characters`)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits and . _ - only, starting with a letter or digit');
+export const ScheduleIdSchema = lazy(() =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(MAX_SCHEDULE_ID_CHARS, `at most ${MAX_SCHEDULE_ID_CHARS} characters`)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits and . _ - only, starting with a letter or digit'),
+);
 
 /**
  * The argument of one firing of a schedule (wire: the `scheduledFollowup` workflow's input): the prompt a session
  * gets as a followup, and how to start the session when it does not exist. `searchAttributes` says whether the
  * server had the session search attributes registered when the schedule was made.
  */
-export const ScheduledFollowupSchema = z.strictObject({
-  scheduleId: ScheduleIdSchema,
-  sessionId: SessionIdSchema,
-  content: z
-    .string()
-    .min(1, 'must not be empty')
-    .max(LIMITS.contentChars, `at most ${LIMITS.contentChars} characters`),
-  config: SessionConfigSchema.optional(),
-  workflowType: z.string().min(1).max(255).optional(),
-  searchAttributes: z.boolean().optional(),
-});
+export const ScheduledFollowupSchema = lazy(() =>
+  z.strictObject({
+    scheduleId: ScheduleIdSchema,
+    sessionId: SessionIdSchema,
+    content: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(LIMITS.contentChars, `at most ${LIMITS.contentChars} characters`),
+    config: SessionConfigSchema.optional(),
+    workflowType: z.string().min(1).max(255).optional(),
+    searchAttributes: z.boolean().optional(),
+  }),
+);
 export type ScheduledFollowup = z.infer<typeof ScheduledFollowupSchema>;

@@ -31,6 +31,14 @@ export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
  */
 export const SESSION_PAYLOAD_CONVERTER_PATH = path.join(__dirname, '..', 'contract', 'payloadConverter');
 
+/**
+ * Modules preloaded into the worker's shared V8 context, where one instance serves every workflow instead of one
+ * instance per workflow: `src/domain` (pure, no module state; its zod schemas are lazy, so the SDK's deep freeze of
+ * preloaded modules leaves them usable; src/domain/lazy.ts). This is most of what a cached session costs otherwise
+ * (docs/performance.md, manySessions).
+ */
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [path.join(__dirname, '..', 'domain', 'index')];
+
 /** Folders whose compiled code goes into the bundle: a prebuilt bundle older than any of their files is stale. */
 const BUNDLED_FOLDERS = ['workflows', 'domain', 'contract'].map((f) => path.join(__dirname, '..', f));
 
@@ -114,6 +122,10 @@ export async function bundleWorkflows(opts: BundleOptions = {}): Promise<{ code:
     ],
     logger: quietBundlerLogger(opts.logger),
     ...opts.bundlerOptions,
+    preloadModules: [
+      ...SHARED_WORKFLOW_MODULES.map(resolveWorkflowsPath),
+      ...(opts.bundlerOptions?.preloadModules ?? []),
+    ],
     payloadConverterPath: resolveWorkflowsPath(
       opts.dataConverter?.payloadConverterPath ?? SESSION_PAYLOAD_CONVERTER_PATH,
     ),
