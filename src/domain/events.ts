@@ -13,10 +13,12 @@ import {
 } from './budget';
 import { describeZodIssue } from './util';
 import {
-  ContentBlockSchema,
   MessageSourceSchema,
+  TextBlockSchema,
+  ToolResultContentSchema,
   UserMessageSchema,
   type ContentBlock,
+  type TextBlock,
   type UserMessage,
 } from './messages';
 import type { TranscriptEntry } from './transcript';
@@ -61,7 +63,7 @@ export interface ToolCallInfo {
 export interface AssistantMessage {
   id: string;
   role: 'assistant';
-  content: ContentBlock[];
+  content: TextBlock[];
   toolCalls?: ToolCallInfo[];
 }
 
@@ -263,13 +265,13 @@ export const TranscriptEntrySchema = z.discriminatedUnion('role', [
   z.strictObject({
     role: z.literal('user'),
     id: z.string().min(1),
-    content: z.array(ContentBlockSchema),
+    content: z.array(TextBlockSchema),
     source: MessageSourceSchema,
   }),
   z.strictObject({
     role: z.literal('assistant'),
     id: z.string().min(1),
-    content: z.array(ContentBlockSchema),
+    content: z.array(TextBlockSchema),
     toolCalls: z.array(ToolCallInfoSchema).optional(),
     interrupted: z.literal(true).optional(),
   }),
@@ -277,7 +279,7 @@ export const TranscriptEntrySchema = z.discriminatedUnion('role', [
     role: z.literal('tool'),
     callId: z.string().min(1),
     name: z.string(),
-    content: z.array(ContentBlockSchema),
+    content: ToolResultContentSchema,
     error: ErrorInfoSchema.optional(),
   }),
 ]);
@@ -300,7 +302,7 @@ export const EventDataSchemas = {
     message: z.object({
       id: z.string(),
       role: z.literal('assistant'),
-      content: z.array(ContentBlockSchema),
+      content: z.array(TextBlockSchema),
       toolCalls: z.array(ToolCallInfoSchema).optional(),
     }),
     usage: z
@@ -318,7 +320,7 @@ export const EventDataSchemas = {
   'tool/result': z.object({
     ...TurnStep,
     callId: z.string(),
-    content: z.array(ContentBlockSchema),
+    content: ToolResultContentSchema,
     error: ErrorInfoSchema.optional(),
   }),
   'tool/approval-requested': z.object({

@@ -107,7 +107,8 @@ afterAll(async () => {
 type ToolResult = Extract<SessionEvent, { type: 'tool/result' }>['data'];
 const results = (events: SessionEvent[]): ToolResult[] =>
   events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []));
-const text = (r: ToolResult | undefined) => (r?.content ?? []).map((b) => b.text).join('\n');
+const text = (r: ToolResult | undefined) =>
+  (r?.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('\n');
 const turnEnds = (events: SessionEvent[]) =>
   events.flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []));
 
