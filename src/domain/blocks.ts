@@ -7,7 +7,6 @@
 import { describeZodIssue } from './util';
 import {
   base64Bytes,
-  blockText,
   ContentBlockSchema,
   formatBytes,
   LIMITS,
@@ -69,14 +68,4 @@ function quote(value: unknown): string {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Whether any block carries more than text (an image, audio, or a resource). */
-export function hasMedia(blocks: readonly ContentBlock[]): boolean {
-  return blocks.some((b) => b.type !== 'text');
-}
-
-/** Blocks as text blocks only, each non-text block described by `blockText` (for text-only readers). */
-export function describeBlocks(blocks: readonly ContentBlock[]): TextBlock[] {
-  return blocks.map((b) => (b.type === 'text' ? b : { type: 'text', text: blockText(b) }));
 }
