@@ -254,7 +254,9 @@ const blockText = (b) => {
   }
   return `[${b.type} content]`;
 };
-const textOf = (blocks) => blocks.map(blockText).join('');
+// Text blocks run together (as the model wrote them); a described block gets its own line.
+const textOf = (blocks) =>
+  blocks.map(blockText).join(blocks.some((b) => b.type !== undefined && b.type !== 'text') ? '\n' : '');
 
 function sourceLabel(source) {
   const extra = Object.entries(source)
