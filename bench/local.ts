@@ -120,7 +120,7 @@ async function directRoundTrip(provider: ModelProvider, prompt: string) {
       steer: async () => {},
     };
     const out = await runTool(registry.get(call.name), call.name, call.arguments ?? {}, runtime);
-    result = out.content.map((b) => b.text).join('');
+    result = out.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
     messages.push(
       {
         role: 'assistant',

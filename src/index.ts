@@ -98,8 +98,25 @@ export { WORKFLOW_TYPE, DEFAULT_TASK_QUEUE, FailureTypes, ErrorCodes } from './c
 export type { FailureType, ErrorCode, EventsPage, TranscriptView } from './contract';
 
 // ---- wire types and schemas (src/domain) ----
-export { LIMITS, MessageInputSchema, MessageSourceSchema, textOf } from './domain/messages';
-export type { ContentBlock, TextBlock, MessageInput, MessageSource, UserMessage } from './domain/messages';
+export {
+  LIMITS,
+  MessageInputSchema,
+  MessageSourceSchema,
+  ContentBlockSchema,
+  ToolResultContentSchema,
+  blockText,
+  textOf,
+} from './domain/messages';
+export type {
+  ContentBlock,
+  TextBlock,
+  ImageBlock,
+  AudioBlock,
+  ResourceBlock,
+  MessageInput,
+  MessageSource,
+  UserMessage,
+} from './domain/messages';
 export { LANES, SessionConfigSchema, ModelSpecSchema, CancelInputSchema } from './domain/wire';
 export type {
   Lane,

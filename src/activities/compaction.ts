@@ -5,13 +5,14 @@
  */
 import { countTokens } from 'gpt-tokenizer';
 import {
+  BINARY_BLOCK_TOKENS,
   COMPACTION_INSTRUCTIONS,
   estimateTokens,
   renderForSummary,
   splitAtCut,
   summaryEntry,
 } from '../domain/compaction';
-import { textOf } from '../domain/messages';
+import { binaryBytes, blockText, textOf, type ContentBlock } from '../domain/messages';
 import type { TranscriptEntry } from '../domain/transcript';
 import { modelLabel, type ModelSpec } from '../domain/wire';
 import type { ModelCallContext, ModelProvider } from './model';
@@ -23,7 +24,16 @@ import type { CompactionInput, CompactionResult } from './types';
  */
 export function countProjection(model: ModelSpec, entries: readonly TranscriptEntry[]): number {
   if (model.provider !== 'openai') return entries.reduce((sum, e) => sum + estimateTokens(e), 0);
-  return entries.reduce((sum, e) => sum + countTokens(JSON.stringify(e.content)) + 4, 0);
+  return entries.reduce((sum, e) => sum + contentTokens(e.content) + 4, 0);
+}
+
+/** Tokens of an entry's content by the tokenizer: text as JSON, each binary block as BINARY_BLOCK_TOKENS. */
+function contentTokens(content: readonly ContentBlock[]): number {
+  const media = content.filter((b) => binaryBytes(b) > 0).length;
+  const texts = content
+    .filter((b) => binaryBytes(b) === 0)
+    .map((b) => (b.type === 'text' ? b : { type: 'text', text: blockText(b) }));
+  return countTokens(JSON.stringify(texts)) + media * BINARY_BLOCK_TOKENS;
 }
 
 /**

@@ -4,10 +4,10 @@
  * it by name; users reach it through `agent-sessions/testing` (src/testing re-exports it).
  */
 import { z } from 'zod';
-import { ContentBlockSchema, MessageSourceSchema, type MessageSource } from '../domain/messages';
+import { MessageSourceSchema, TextBlockSchema, type MessageSource } from '../domain/messages';
 import { defineTool, type ToolDefinition } from './tools';
 
-const Content = z.union([z.string().min(1), z.array(ContentBlockSchema).min(1)]);
+const Content = z.union([z.string().min(1), z.array(TextBlockSchema).min(1)]);
 
 export const echoTool = defineTool({
   name: 'echo',

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { ErrorInfo } from '../domain/events';
-import { toBlocks, type ContentBlock, type MessageSource } from '../domain/messages';
+import { toBlocks, type ContentBlock, type MessageSource, type TextBlock } from '../domain/messages';
+import { toResultBlocks } from '../domain/blocks';
 import { isName, NAME_RULE } from '../domain/names';
 import { describeZodIssue } from '../domain/util';
 import { ErrorCodes } from '../contract';
@@ -14,7 +15,7 @@ import type { ContextOutput, ToolDescriptor, ToolExecResult, ToolSpec } from './
 /** A message a tool sends into its own session. */
 export interface ToolMessage {
   id?: string;
-  content: string | ContentBlock[];
+  content: string | TextBlock[];
   source?: MessageSource;
 }
 
@@ -30,7 +31,7 @@ export interface ToolContext {
   /** Sleeps, heartbeating; rejects when the call is cancelled. */
   sleep(ms: number): Promise<void>;
   /** Context attached to this call's own result: enters the next step after the batch's results (rule 19). */
-  deferContext(content: string | ContentBlock[], source?: MessageSource): void;
+  deferContext(content: string | TextBlock[], source?: MessageSource): void;
   /** Injects into the tool's own session (non-waking). */
   inject(message: ToolMessage): Promise<void>;
   /** Steers the tool's own session. */
@@ -39,6 +40,11 @@ export interface ToolContext {
   concludeTurn(): void;
 }
 
+/**
+ * What a tool body returns. Its content may hold text, image, audio and resource blocks; at the activity edge each
+ * is validated and binary data is held to 1 MiB per result (src/domain/blocks.ts: a block that does not fit becomes
+ * a text block saying why). Contexts are messages: text only.
+ */
 export type ToolReturn =
   | string
   | ContentBlock[]
@@ -194,7 +200,7 @@ export async function runTool(
   try {
     const returned = await tool.execute(parsed.data, ctx);
     if (typeof returned === 'string' || Array.isArray(returned)) {
-      return { content: toBlocks(returned), additionalContexts: contexts, concludesTurn };
+      return { content: toResultBlocks(returned), additionalContexts: contexts, concludesTurn };
     }
     for (const extra of returned.additionalContexts ?? []) {
       const out: ContextOutput = { content: toBlocks(extra.content) };
@@ -203,7 +209,7 @@ export async function runTool(
       contexts.push(out);
     }
     return {
-      content: toBlocks(returned.content),
+      content: toResultBlocks(returned.content),
       additionalContexts: contexts,
       concludesTurn: concludesTurn || returned.concludeTurn === true,
     };

@@ -7,12 +7,19 @@
  */
 import type { TranscriptEntry } from './transcript';
 import type { ContextConfig } from './wire';
-import { isDirect } from './messages';
+import { binaryBytes, blockText, isDirect, type ContentBlock } from './messages';
 
 /** Default fraction of `maxTokens` at which a request is compacted first. */
 export const DEFAULT_COMPACT_AT = 0.8;
 /** Default number of the newest entries kept verbatim. */
 export const DEFAULT_KEEP_RECENT = 4;
+
+/**
+ * Estimated tokens of one block of binary data (an image, audio, an embedded blob), whatever its size: about what
+ * providers charge for one image at full detail (Anthropic ~1,600 for a large one; OpenAI ~765–1,100). Base64 is
+ * never counted as text: a provider that cannot take the block gets its one-line description instead.
+ */
+export const BINARY_BLOCK_TOKENS = 1600;
 
 /**
  * Estimated tokens of one entry: its JSON's length / 4, plus a few for the message's framing. Deterministic and
@@ -21,11 +28,15 @@ export const DEFAULT_KEEP_RECENT = 4;
  */
 export function estimateTokens(entry: TranscriptEntry): number {
   let chars = 0;
-  for (const block of entry.content) chars += block.text.length;
+  let media = 0;
+  for (const block of entry.content as readonly ContentBlock[]) {
+    if (binaryBytes(block) > 0) media += BINARY_BLOCK_TOKENS;
+    else chars += blockText(block).length;
+  }
   if (entry.role === 'assistant' && entry.toolCalls) chars += JSON.stringify(entry.toolCalls).length;
   if (entry.role === 'tool')
     chars += entry.name.length + (entry.error ? JSON.stringify(entry.error).length : 0);
-  return Math.ceil(chars / 4) + 4;
+  return Math.ceil(chars / 4) + media + 4;
 }
 
 /**
@@ -100,7 +111,7 @@ export function splitAtCut(
 export function renderForSummary(entries: readonly TranscriptEntry[]): string {
   return entries
     .map((e) => {
-      const text = e.content.map((b) => b.text).join('\n');
+      const text = (e.content as readonly ContentBlock[]).map(blockText).join('\n');
       if (e.role === 'tool') return `[tool ${e.name} result${e.error ? ' (error)' : ''}]\n${text}`;
       if (e.role === 'assistant') {
         const calls = (e.toolCalls ?? []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(', ');

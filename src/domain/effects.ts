@@ -7,7 +7,7 @@
 import type { BudgetUsed } from './budget';
 import type { RefTarget } from './entryRefs';
 import type { ErrorInfo, ToolCallInfo, ToolsOffered, TurnEndReason, Usage } from './events';
-import type { ContentBlock, MessageSource, UserMessage } from './messages';
+import type { ContentBlock, MessageSource, TextBlock, UserMessage } from './messages';
 import type { DelegateStart } from './subsession';
 import type { TranscriptEntry } from './transcript';
 import type { ModelSpec } from './wire';
@@ -125,7 +125,7 @@ export interface ModelStepResult {
 /** Context a tool or hook produced for the next step (rule 19); the driver gives it an id when it has none. */
 export interface ContextOutput {
   id?: string;
-  content: ContentBlock[];
+  content: TextBlock[];
   /** Defaults to `{kind:'tool', callId}`. */
   source?: MessageSource;
 }

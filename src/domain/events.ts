@@ -14,10 +14,12 @@ import {
 } from './budget';
 import { describeZodIssue } from './util';
 import {
-  ContentBlockSchema,
   MessageSourceSchema,
+  TextBlockSchema,
+  ToolResultContentSchema,
   UserMessageSchema,
   type ContentBlock,
+  type TextBlock,
   type UserMessage,
 } from './messages';
 import type { TranscriptEntry } from './transcript';
@@ -62,7 +64,7 @@ export interface ToolCallInfo {
 export interface AssistantMessage {
   id: string;
   role: 'assistant';
-  content: ContentBlock[];
+  content: TextBlock[];
   toolCalls?: ToolCallInfo[];
 }
 
@@ -270,13 +272,13 @@ export const TranscriptEntrySchema = lazy(() =>
     z.strictObject({
       role: z.literal('user'),
       id: z.string().min(1),
-      content: z.array(ContentBlockSchema),
+      content: z.array(TextBlockSchema),
       source: MessageSourceSchema,
     }),
     z.strictObject({
       role: z.literal('assistant'),
       id: z.string().min(1),
-      content: z.array(ContentBlockSchema),
+      content: z.array(TextBlockSchema),
       toolCalls: z.array(ToolCallInfoSchema).optional(),
       interrupted: z.literal(true).optional(),
     }),
@@ -284,7 +286,7 @@ export const TranscriptEntrySchema = lazy(() =>
       role: z.literal('tool'),
       callId: z.string().min(1),
       name: z.string(),
-      content: z.array(ContentBlockSchema),
+      content: ToolResultContentSchema,
       error: ErrorInfoSchema.optional(),
     }),
   ]),
@@ -311,7 +313,7 @@ export const EventDataSchemas = {
       message: z.object({
         id: z.string(),
         role: z.literal('assistant'),
-        content: z.array(ContentBlockSchema),
+        content: z.array(TextBlockSchema),
         toolCalls: z.array(ToolCallInfoSchema).optional(),
       }),
       usage: z
@@ -331,7 +333,7 @@ export const EventDataSchemas = {
     z.object({
       ...turnStep(),
       callId: z.string(),
-      content: z.array(ContentBlockSchema),
+      content: ToolResultContentSchema,
       error: ErrorInfoSchema.optional(),
     }),
   ),

@@ -5,7 +5,16 @@
 export {
   LIMITS,
   TextBlockSchema,
+  ImageBlockSchema,
+  AudioBlockSchema,
+  ResourceBlockSchema,
   ContentBlockSchema,
+  ToolResultContentSchema,
+  MAX_BASE64_CHARS,
+  base64Bytes,
+  binaryBytes,
+  formatBytes,
+  blockText,
   MessageSourceSchema,
   USER_SOURCE,
   isDirect,
@@ -17,7 +26,17 @@ export {
   deepFreeze,
   makeUserMessage,
 } from './messages';
-export type { TextBlock, ContentBlock, MessageSource, MessageInput, UserMessage } from './messages';
+export type {
+  TextBlock,
+  ImageBlock,
+  AudioBlock,
+  ResourceBlock,
+  ContentBlock,
+  MessageSource,
+  MessageInput,
+  UserMessage,
+} from './messages';
+export { toResultBlocks } from './blocks';
 
 export {
   LANES,

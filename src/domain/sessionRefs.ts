@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { lazy } from './lazy';
 import type { SessionEvent } from './events';
-import { USER_SOURCE, type MessageSource, type UserMessage } from './messages';
+import { textOf, USER_SOURCE, type MessageSource, type UserMessage } from './messages';
 import { projectTranscript, type TranscriptEntry } from './transcript';
 
 /** Most sessions one direct message may reference. */
@@ -124,7 +124,7 @@ export function renderSnapshot(
   messages: readonly TranscriptEntry[],
 ): string {
   const blocks = messages.map((m) => {
-    const text = m.content.map((b) => b.text).join('\n\n');
+    const text = textOf(m.content);
     if (m.role === 'user')
       return `[${m.source.kind === 'user' ? 'user' : `context ${m.source.kind}`}]\n${text}`;
     if (m.role === 'tool') return `[tool ${m.name}${m.error ? ` error ${m.error.code}` : ''}]\n${text}`;

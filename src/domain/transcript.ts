@@ -7,12 +7,12 @@
  * Pure; the same fold runs incrementally in the workflow and over a whole log in tests.
  */
 import type { AssistantMessage, ErrorInfo, EventDataMap, SessionEvent, ToolCallInfo } from './events';
-import type { ContentBlock, MessageSource, UserMessage } from './messages';
+import type { ContentBlock, MessageSource, TextBlock, UserMessage } from './messages';
 import { summaryEntry } from './compaction';
 
 export type TranscriptEntry =
-  | { role: 'user'; id: string; content: ContentBlock[]; source: MessageSource }
-  | { role: 'assistant'; id: string; content: ContentBlock[]; toolCalls?: ToolCallInfo[]; interrupted?: true }
+  | { role: 'user'; id: string; content: TextBlock[]; source: MessageSource }
+  | { role: 'assistant'; id: string; content: TextBlock[]; toolCalls?: ToolCallInfo[]; interrupted?: true }
   | { role: 'tool'; callId: string; name: string; content: ContentBlock[]; error?: ErrorInfo };
 
 /**

@@ -3,7 +3,7 @@
  * and `contextMessage` to build an identified, frozen context message with the workflow's deterministic ids.
  */
 import { uuid4 } from '@temporalio/workflow';
-import { makeUserMessage, type ContentBlock, type MessageSource, type UserMessage } from '../domain/messages';
+import { makeUserMessage, type MessageSource, type TextBlock, type UserMessage } from '../domain/messages';
 
 export type { PreStepDecision } from '../domain/effects';
 export { runPreStep } from '../domain/waterfall';
@@ -11,7 +11,7 @@ export type { PreStepContext, PreStepListener } from '../domain/waterfall';
 
 /** A new identified, frozen context message for a listener to return in `enter` (rule 7). */
 export function contextMessage(
-  content: string | ContentBlock[],
+  content: string | TextBlock[],
   source: MessageSource,
   id?: string,
 ): UserMessage {

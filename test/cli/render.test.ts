@@ -164,6 +164,26 @@ describe('TranscriptRenderer', () => {
     expect(r.isDisposed).toBe(true);
   });
 
+  it('shows images and resources of a tool result as one line each, never their base64', () => {
+    seq = 0;
+    const r = new TranscriptRenderer({ width: 120 });
+    const data = 'A'.repeat(16_800);
+    const lines = r.render({
+      kind: 'event',
+      event: ev('tool/result', {
+        turn: 1,
+        step: 1,
+        callId: 'k1',
+        content: [
+          { type: 'text', text: 'shot' },
+          { type: 'image', mimeType: 'image/png', data },
+          { type: 'resource', uri: 'file:///a.txt', name: 'a' },
+        ],
+      }),
+    });
+    expect(lines).toEqual(['    ↳ shot [image image/png, 12.3 KB] [resource link file:///a.txt "a"]']);
+  });
+
   it('shows a call that waits for approval, the decision, and the approval activity for the chat prompt', () => {
     seq = 0;
     const r = new TranscriptRenderer({ width: 80 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandHook, defineHook, httpHook } from '../../src/activities/hooks';
 import type { SessionEvent } from '../../src/domain/events';
-import { textOf } from '../../src/domain/messages';
+import { textOf, type TextBlock } from '../../src/domain/messages';
 import type { ModelSpec, ScriptedStep } from '../../src/domain/wire';
 import { newId, settle, summarize, userTexts } from '../support/sessionEnv';
 import { logUntil, ofType, startWorkerEnv, turnEnds, type WorkerEnv } from '../providers/support';
@@ -18,7 +18,7 @@ const fixtures = path.resolve(__dirname, '../fixtures/hooks');
 const node = process.execPath;
 const scripted = (...steps: ScriptedStep[]): ModelSpec => ({ provider: 'scripted', steps });
 const batchTexts = (body: Record<string, unknown>) =>
-  (body.batch as { content: { text: string }[] }[]).map((m) => textOf(m.content));
+  (body.batch as { content: TextBlock[] }[]).map((m) => textOf(m.content));
 const entered = (events: readonly SessionEvent[]) =>
   ofType(events, 'user/message').map((e) => e.data.message);
 

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { toModelMessages } from '../../src/activities/providers/messages';
 import { exportHistory, replayHistories } from '../../src/testing';
 import type { SessionEvent } from '../../src/domain/events';
 import { eventually } from '../support/eventually';
@@ -107,7 +108,8 @@ afterAll(async () => {
 type ToolResult = Extract<SessionEvent, { type: 'tool/result' }>['data'];
 const results = (events: SessionEvent[]): ToolResult[] =>
   events.flatMap((e) => (e.type === 'tool/result' ? [e.data] : []));
-const text = (r: ToolResult | undefined) => (r?.content ?? []).map((b) => b.text).join('\n');
+const text = (r: ToolResult | undefined) =>
+  (r?.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('\n');
 const turnEnds = (events: SessionEvent[]) =>
   events.flatMap((e) => (e.type === 'turn/end' ? [e.data.reason] : []));
 
@@ -177,12 +179,34 @@ describe('MCP tools', () => {
     );
     const [whoami, picture, notSelected] = results(events);
     expect(text(whoami)).toBe('authorization: Bearer token-from-the-environment');
-    expect(picture?.content).toEqual([
+    const blocks = [
       { type: 'text', text: 'a picture' },
-      { type: 'text', text: '[image image/png, 16 bytes]' },
-      { type: 'text', text: 'the notes' },
+      { type: 'image', mimeType: 'image/png', data: Buffer.from('not really a png').toString('base64') },
+      { type: 'resource', uri: 'file:///notes.txt', mimeType: 'text/plain', text: 'the notes' },
+      { type: 'resource', uri: 'file:///data.bin', mimeType: 'application/octet-stream', data: 'AQID' },
+      { type: 'resource', uri: 'file:///big.log', name: 'big.log', mimeType: 'text/plain' },
       { type: 'text', text: '{"width":1,"height":2}' },
-    ]);
+    ];
+    expect(picture?.content).toEqual(blocks);
+    // The next model request carries the blocks as logged, and a provider's prompt has them as data parts.
+    const next = t.recorder.requests('mcp-http')[1]!;
+    const entry = next.messages.find((m) => m.role === 'tool' && m.callId === picture?.callId);
+    expect(entry?.content).toEqual(blocks);
+    const prompt = toModelMessages(next.messages);
+    const part = prompt
+      .flatMap((m) => (m.role === 'tool' ? m.content : []))
+      .find((p) => p.type === 'tool-result' && p.toolCallId === picture?.callId);
+    expect(part?.type === 'tool-result' ? part.output : undefined).toMatchObject({
+      type: 'content',
+      value: [
+        { type: 'text', text: 'a picture' },
+        { type: 'image-data', mediaType: 'image/png', data: blocks[1]!.data },
+        { type: 'text', text: '[resource file:///notes.txt text/plain]\nthe notes' },
+        { type: 'file-data', mediaType: 'application/octet-stream', data: 'AQID', filename: 'data.bin' },
+        { type: 'text', text: '[resource link file:///big.log "big.log" text/plain]' },
+        { type: 'text', text: '{"width":1,"height":2}' },
+      ],
+    });
     expect(notSelected?.error?.code).toBe('TOOL_NOT_ALLOWED');
     expect(t.recorder.requests('mcp-http')[0]!.toolSpecs.map((s) => s.name)).toEqual([
       'web__whoami',
@@ -318,14 +342,14 @@ describe('MCP tools', () => {
 
   it('the histories of these sessions replay with the current code, and replay calls no MCP server', async () => {
     const dir = path.join(tmp, 'histories');
-    for (const id of ['mcp-fs', 'mcp-crash', 'mcp-late', 'mcp-cancel'])
+    for (const id of ['mcp-fs', 'mcp-http', 'mcp-crash', 'mcp-late', 'mcp-cancel'])
       await exportHistory(t.env.client, id, path.join(dir, `${id}.json`));
     const answered = () => readdirSync(stateOf('crashy')).filter((f) => f.startsWith('answered-')).length;
     const before = answered();
     const summary = await replayHistories(dir, {
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
-    expect(summary.replayed).toBe(4);
+    expect(summary.replayed).toBe(5);
     expect(answered()).toBe(before);
   });
 });

@@ -481,7 +481,7 @@ describe('the demo', () => {
     };
     const out = await runTool(clockTool, 'clock', {}, runtime);
     expect(out.error).toBeUndefined();
-    expect(out.content[0]!.text).toMatch(/^It is \w+day, .* \d{2}:\d{2} UTC\.$/);
+    expect((out.content[0] as { text: string }).text).toMatch(/^It is \w+day, .* \d{2}:\d{2} UTC\.$/);
     contexts.push(...out.additionalContexts);
     expect(contexts).toEqual([expect.objectContaining({ source: { kind: 'plugin', plugin: 'clock' } })]);
   });

@@ -12,7 +12,7 @@ import { SessionClient } from '../../src/client';
 import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { spliceShape } from '../../src/domain/inbox';
-import { textOf } from '../../src/domain/messages';
+import { textOf, type ContentBlock } from '../../src/domain/messages';
 import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker, type SessionWorkerOptions } from '../../src/worker';
 
@@ -118,7 +118,7 @@ export function summarize(events: readonly SessionEvent[]): string[] {
 
 /** Texts of the user-role messages of a recorded model request. */
 export function userTexts(request: {
-  messages: readonly { role: string; content: readonly { text: string }[] }[];
+  messages: readonly { role: string; content: readonly ContentBlock[] }[];
 }): string[] {
   return request.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content));
 }

@@ -48,7 +48,7 @@ function sim(
 function resultText(s: InMemorySession, callId: string): string {
   const e = s.log.find((x) => x.type === 'tool/result' && x.data.callId === callId);
   if (e?.type !== 'tool/result') throw new Error(`no result for ${callId}`);
-  return e.data.content.map((b) => b.text).join('');
+  return e.data.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
 }
 
 const deployThenAnswer: ModelPlan[] = [

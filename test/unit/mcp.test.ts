@@ -65,7 +65,7 @@ describe('MCP tool names', () => {
 });
 
 describe('MCP call results', () => {
-  it('text verbatim; structuredContent as its JSON unless a text block carries it; binary described', () => {
+  it('text verbatim; structuredContent as its JSON unless a text block carries it; images, audio and resources as blocks', () => {
     expect(mapCallResult({ content: [{ type: 'text', text: 'hi' }] }, 't')).toEqual({
       content: [{ type: 'text', text: 'hi' }],
     });
@@ -91,13 +91,37 @@ describe('MCP call results', () => {
           ],
         },
         't',
-      ).content.map((b) => b.text),
+      ).content,
     ).toEqual([
-      '[image image/png, 3 bytes]',
-      '[audio audio/wav, 2 bytes]',
-      '[resource link file:///a.txt "a"]',
-      'bee',
-      '[resource file:///c.bin application/zip, 4 bytes]',
+      { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+      { type: 'audio', mimeType: 'audio/wav', data: 'AAA=' },
+      { type: 'resource', uri: 'file:///a.txt', name: 'a' },
+      { type: 'resource', uri: 'file:///b.txt', text: 'bee' },
+      { type: 'resource', uri: 'file:///c.bin', mimeType: 'application/zip', data: 'AAAAAA==' },
+    ]);
+  });
+
+  it('maps unknown block types and malformed blocks to text saying so; binary past 1 MiB per result is described', () => {
+    const big = 'A'.repeat(1_000_000); // 750,000 bytes decoded
+    expect(
+      mapCallResult(
+        {
+          content: [
+            { type: 'hologram', data: 'x' },
+            { type: 'image', data: 'not base64!', mimeType: 'image/png' },
+            { type: 'image', data: big, mimeType: 'image/png' },
+            { type: 'audio', data: big, mimeType: 'audio/wav' },
+            { type: 'image', data: 'AAAA', mimeType: 'image/gif' },
+          ],
+        },
+        't',
+      ).content.map((b) => (b.type === 'text' ? b.text : b)),
+    ).toEqual([
+      '[hologram content]',
+      '[image block refused: data: base64 (A-Z a-z 0-9 + / and = padding)]',
+      { type: 'image', mimeType: 'image/png', data: big },
+      '[audio audio/wav, 732.4 KB: left out, over the limit of 1.0 MB of binary content per tool result]',
+      { type: 'image', mimeType: 'image/gif', data: 'AAAA' },
     ]);
   });
 

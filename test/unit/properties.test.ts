@@ -15,7 +15,7 @@ import {
   checkLog,
   foldInbox,
   projectTranscript,
-  type ContentBlock,
+  type TextBlock,
   type Lane,
   type MessageSource,
   type PostToolHookOutcome,
@@ -233,7 +233,7 @@ function scriptOf(program: Program): Script {
   };
 }
 
-const text = (t: string): ContentBlock[] => [{ type: 'text', text: t }];
+const text = (t: string): TextBlock[] => [{ type: 'text', text: t }];
 
 interface Run {
   session: InMemorySession;

@@ -102,10 +102,9 @@ describe('the turn boundary of a snapshot (shared with fork)', () => {
   it('defaults to the last ended turn and takes an earlier boundary when named', () => {
     const last = transcriptThrough(log());
     expect(last).toMatchObject({ kind: 'ok', throughSeq: 3 });
-    expect(last.kind === 'ok' ? last.messages.map((m) => m.content[0]!.text) : []).toEqual([
-      'first',
-      'second',
-    ]);
+    expect(
+      last.kind === 'ok' ? last.messages.map((m) => (m.content[0] as { text: string }).text) : [],
+    ).toEqual(['first', 'second']);
     expect(transcriptThrough(log(), 1)).toMatchObject({
       kind: 'ok',
       throughSeq: 1,

@@ -93,7 +93,9 @@ describe('projectTranscript', () => {
   });
 
   it('adds no wrapper, tag or envelope to content (rule 35)', () => {
-    const texts = projectTranscript(sample).flatMap((e) => e.content.map((b) => b.text));
+    const texts = projectTranscript(sample).flatMap((e) =>
+      e.content.map((b) => (b.type === 'text' ? b.text : '')),
+    );
     expect(texts).toEqual(['watch: a.ts changed', 'fix it', 'looking', 'no such file', 'half']);
   });
 

@@ -1,12 +1,14 @@
 /**
  * From an MCP `tools/call` result to what the session logs: a `tool/result`'s content blocks and, for `isError`, an
- * error the model reads. Pure: no I/O. The session's content blocks are text only (protocol.md, ContentBlock), so
- * text comes through verbatim, `structuredContent` as its JSON (unless a text block already carries exactly that
- * JSON, as the MCP spec recommends servers do), embedded text resources as their text, and binary content (images,
- * audio, blobs) and resource links as a one-line text description naming type, MIME type, size and URI.
+ * error the model reads. Pure: no I/O. Text comes through verbatim, `structuredContent` as its JSON (unless a text
+ * block already carries exactly that JSON, as the MCP spec recommends servers do), images and audio as image and
+ * audio blocks, embedded resources as resource blocks with their text or their bytes (`data`), resource links as
+ * resource blocks with neither; a block of a type this mapping does not know as a one-line text description. The
+ * blocks then pass the activity edge's checks (src/domain/blocks.ts: validated, binary at most 1 MiB per result).
  */
 import type { ErrorInfo } from '../../domain/events';
-import type { ContentBlock } from '../../domain/messages';
+import { toResultBlocks } from '../../domain/blocks';
+import { textOf, type ContentBlock } from '../../domain/messages';
 import { ErrorCodes } from '../../contract';
 
 /** The parts of an MCP CallToolResult this mapping reads (the SDK's type is wider; unknown blocks are described). */
@@ -34,40 +36,39 @@ export interface MappedResult {
   error?: ErrorInfo;
 }
 
-/** Bytes of a base64 string (for the descriptions of binary content). */
-function base64Bytes(data: string): number {
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-}
-
-/** One MCP content block as session content. */
-export function mapContent(block: McpContent): ContentBlock {
+/**
+ * One MCP content block as a session block, before validation (fields are copied as the server sent them; the
+ * edge's checks turn a malformed one into a text block saying why).
+ */
+export function mapContent(block: McpContent): unknown {
   const b = block as Record<string, unknown>;
   switch (block.type) {
     case 'text':
       return { type: 'text', text: String(b.text ?? '') };
     case 'image':
     case 'audio':
-      return {
-        type: 'text',
-        text: `[${block.type} ${String(b.mimeType ?? 'unknown type')}, ${base64Bytes(String(b.data ?? ''))} bytes]`,
-      };
+      return { type: block.type, mimeType: b.mimeType, data: b.data };
     case 'resource_link':
-      return {
-        type: 'text',
-        text: `[resource link ${String(b.uri)}${b.name ? ` "${String(b.name)}"` : ''}${b.mimeType ? ` (${String(b.mimeType)})` : ''}]`,
-      };
+      return withOptional({ type: 'resource', uri: b.uri }, { name: b.name, mimeType: b.mimeType });
     case 'resource': {
-      const r = (b.resource ?? {}) as { uri?: string; mimeType?: string; text?: string; blob?: string };
-      if (typeof r.text === 'string') return { type: 'text', text: r.text };
-      return {
-        type: 'text',
-        text: `[resource ${String(r.uri)}${r.mimeType ? ` ${r.mimeType}` : ''}, ${base64Bytes(r.blob ?? '')} bytes]`,
-      };
+      const r = (b.resource ?? {}) as Record<string, unknown>;
+      return withOptional(
+        { type: 'resource', uri: r.uri },
+        { name: r.name, mimeType: r.mimeType, text: r.text, data: r.blob },
+      );
     }
     default:
       return { type: 'text', text: `[${block.type} content]` };
   }
+}
+
+/** `base` with the fields of `optional` that are present (absent fields stay absent, as the schemas expect). */
+function withOptional(
+  base: Record<string, unknown>,
+  optional: Record<string, unknown>,
+): Record<string, unknown> {
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined && v !== null) base[k] = v;
+  return base;
 }
 
 /**
@@ -75,20 +76,19 @@ export function mapContent(block: McpContent): ContentBlock {
  * model reads the content too). An empty result is one empty text block, so every `tool/result` has content.
  */
 export function mapCallResult(result: McpCallResult, toolName: string): MappedResult {
-  const content: ContentBlock[] = (result.content ?? []).map(mapContent);
+  const content: ContentBlock[] = toResultBlocks((result.content ?? []).map(mapContent));
   if (result.structuredContent !== undefined) {
     const json = JSON.stringify(result.structuredContent);
-    if (!content.some((b) => b.text === json || safeJsonEqual(b.text, result.structuredContent)))
-      content.push({ type: 'text', text: json });
+    const carried = content.some(
+      (b) => b.type === 'text' && (b.text === json || safeJsonEqual(b.text, result.structuredContent)),
+    );
+    if (!carried) content.push({ type: 'text', text: json });
   }
   if (result.content === undefined && result.toolResult !== undefined)
     content.push({ type: 'text', text: JSON.stringify(result.toolResult) });
   if (content.length === 0) content.push({ type: 'text', text: '' });
   if (result.isError !== true) return { content };
-  const text = content
-    .map((b) => b.text)
-    .join('\n')
-    .trim();
+  const text = textOf(content).trim();
   return {
     content,
     error: {

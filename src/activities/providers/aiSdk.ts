@@ -12,7 +12,13 @@ import type { ToolCallInfo, Usage } from '../../domain/events';
 import type { ModelCallContext, ModelProvider } from '../model';
 import type { ModelRequest, ModelStepResult } from '../types';
 import { modelFailure, type ProviderLabels } from './errors';
-import { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
+import {
+  ALL_TOOL_MEDIA,
+  fromSdkToolCall,
+  toModelMessages,
+  toToolSet,
+  type ToolMediaSupport,
+} from './messages';
 
 export type AiSdkProviderName = 'openai' | 'anthropic' | 'openai-compatible' | 'local';
 
@@ -26,6 +32,8 @@ export interface AiSdkProviderOptions {
   chunkTimeoutMs?: number;
   /** Most output tokens per request (default: the provider's). */
   maxOutputTokens?: number;
+  /** Which binary blocks of tool results the API takes as data parts (default: all); others are described. */
+  toolMedia?: ToolMediaSupport;
 }
 
 /** Longest partial text carried in one heartbeat (heartbeat details are stored by the server). */
@@ -83,7 +91,7 @@ export class AiSdkProvider implements ModelProvider {
       const result = streamText({
         model: this.options.model(modelId),
         ...(request.system !== undefined ? { system: request.system } : {}),
-        messages: toModelMessages(request.messages),
+        messages: toModelMessages(request.messages, this.options.toolMedia ?? ALL_TOOL_MEDIA),
         ...(tools ? { tools } : {}),
         ...(tools && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
         maxRetries: 0,

@@ -10,6 +10,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelProvider } from '../model';
 import { AiSdkProvider } from './aiSdk';
+import { NO_TOOL_MEDIA, type ToolMediaSupport } from './messages';
 import { createLocalProvider, type LocalSettings } from './local/provider';
 
 export { PROVIDER_SETUP } from './setup';
@@ -21,7 +22,14 @@ export {
   type AiSdkProviderOptions,
 } from './aiSdk';
 export { modelFailure, retryAfterMs, type ProviderLabels } from './errors';
-export { fromSdkToolCall, toModelMessages, toToolSet } from './messages';
+export {
+  ALL_TOOL_MEDIA,
+  NO_TOOL_MEDIA,
+  fromSdkToolCall,
+  toModelMessages,
+  toToolSet,
+  type ToolMediaSupport,
+} from './messages';
 export {
   createLocalProvider,
   defaultLocalModelPath,
@@ -44,6 +52,12 @@ export interface ProviderSettings {
   chunkTimeoutMs?: number;
 }
 
+/** Anthropic's tool results take images (JPEG, PNG, GIF, WebP) and PDF documents; anything else is described. */
+const anthropicToolMedia: ToolMediaSupport = (kind, mimeType) =>
+  kind === 'image'
+    ? ['image/jpeg', 'image/png', 'image/gif', 'image/webp'].includes(mimeType)
+    : mimeType === 'application/pdf';
+
 /** The configured providers by name; unconfigured ones are absent. */
 export function createProviders(settings: ProviderSettings): Record<string, ModelProvider> {
   const out: Record<string, ModelProvider> = {};
@@ -57,6 +71,8 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
       name: 'openai',
       model: (id) => sdk.chat(id),
       labels: { keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL' },
+      // Chat completions' tool messages hold text only (the SDK would send data parts as JSON text).
+      toolMedia: NO_TOOL_MEDIA,
       ...chunk,
     });
   }
@@ -69,6 +85,7 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
       name: 'anthropic',
       model: (id) => sdk(id),
       labels: { keyVar: 'ANTHROPIC_API_KEY', baseUrlVar: 'ANTHROPIC_BASE_URL' },
+      toolMedia: anthropicToolMedia,
       ...chunk,
     });
   }
@@ -84,6 +101,7 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
       name: 'openai-compatible',
       model: (id) => sdk.chatModel(id),
       labels: { keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL' },
+      toolMedia: NO_TOOL_MEDIA,
       ...chunk,
     });
   }

@@ -231,7 +231,32 @@ function foldLog(events) {
   return { entries, calls, turns };
 }
 
-const textOf = (blocks) => blocks.map((b) => b.text ?? '').join('');
+const formatBytes = (n) =>
+  n < 1024
+    ? `${n} byte${n === 1 ? '' : 's'}`
+    : n < 1048576
+      ? `${(n / 1024).toFixed(1)} KB`
+      : `${(n / 1048576).toFixed(1)} MB`;
+const base64Bytes = (data) => {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.floor(((data.length - padding) * 3) / 4);
+};
+// Images, audio and resources of tool results as one line each (`[image image/png, 12.3 KB]`), never their base64.
+const blockText = (b) => {
+  if (b.type === 'text' || b.type === undefined) return b.text ?? '';
+  if (b.type === 'image' || b.type === 'audio')
+    return `[${b.type} ${b.mimeType}, ${formatBytes(base64Bytes(b.data ?? ''))}]`;
+  if (b.type === 'resource') {
+    const about = `${b.uri}${b.name ? ` "${b.name}"` : ''}${b.mimeType ? ` ${b.mimeType}` : ''}`;
+    if (b.text !== undefined) return `[resource ${about}]\n${b.text}`;
+    if (b.data !== undefined) return `[resource ${about}, ${formatBytes(base64Bytes(b.data))}]`;
+    return `[resource link ${about}]`;
+  }
+  return `[${b.type} content]`;
+};
+// Text blocks run together (as the model wrote them); a described block gets its own line.
+const textOf = (blocks) =>
+  blocks.map(blockText).join(blocks.some((b) => b.type !== undefined && b.type !== 'text') ? '\n' : '');
 
 function sourceLabel(source) {
   const extra = Object.entries(source)

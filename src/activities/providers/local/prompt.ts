@@ -191,7 +191,8 @@ function userText(message: LanguageModelV3Message): string {
     .trim();
 }
 
-function outputText(output: LanguageModelV3ToolResultOutput): string {
+/** A tool result's output as the text the model reads (data parts named, never their base64). */
+export function outputText(output: LanguageModelV3ToolResultOutput): string {
   switch (output.type) {
     case 'text':
     case 'error-text':
@@ -202,7 +203,14 @@ function outputText(output: LanguageModelV3ToolResultOutput): string {
     case 'execution-denied':
       return `denied${output.reason ? `: ${output.reason}` : ''}`;
     case 'content':
-      return output.value.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+      // Data parts never reach this text-only model as data: each is named by its type and media type.
+      return output.value
+        .map((p) =>
+          p.type === 'text'
+            ? p.text
+            : `[${p.type}${'mediaType' in p && p.mediaType ? ` ${p.mediaType}` : ''}]`,
+        )
+        .join('\n');
   }
 }
 

@@ -9,6 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../../../contract';
 import { findProjectRoot } from '../../../devserver/binaries';
 import { AiSdkProvider } from '../aiSdk';
+import { NO_TOOL_MEDIA } from '../messages';
 import { LocalEngine, type LocalEngineSettings } from './engine';
 import { LocalLanguageModel } from './model';
 
@@ -71,6 +72,8 @@ export function createLocalProvider(settings: LocalSettings = {}): {
       }),
     labels: { baseUrlVar: 'LOCAL_MODEL_PATH' },
     chunkTimeoutMs: settings.chunkTimeoutMs ?? LOCAL_CHUNK_TIMEOUT_MS,
+    // A text-only model: binary blocks of tool results reach it as their one-line descriptions.
+    toolMedia: NO_TOOL_MEDIA,
   });
   return { provider, engine };
 }
