@@ -12,7 +12,7 @@
  * Scale knobs are environment variables (see docs/performance.md, "Reproduce").
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -134,6 +134,34 @@ async function serverAndWorker(
   };
 }
 
+/**
+ * CPU seconds a process has used (user + system), from /proc; null where /proc is not there. The clock tick is
+ * 100 Hz on Linux (`getconf CLK_TCK`).
+ */
+function processCpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU used since it was made by the dev server and by this process (worker, client and bench), in seconds. */
+function cpuMeter(serverPid: number): () => { server: number | null; workerAndClient: number } {
+  const server0 = processCpuSeconds(serverPid);
+  const self0 = process.cpuUsage();
+  return () => {
+    const server1 = processCpuSeconds(serverPid);
+    const self = process.cpuUsage(self0);
+    return {
+      server: server0 === null || server1 === null ? null : server1 - server0,
+      workerAndClient: (self.user + self.system) / 1e6,
+    };
+  };
+}
+
 /** Temporal's default limits (server 1.32 dynamic config; the SDK's payload warning), as the peer group uses them. */
 const DEFAULT_LIMITS = {
   historySizeSuggestContinueAsNew: { bytes: 4 * 1024 * 1024 },
@@ -210,29 +238,40 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
   const deadlineSeconds = num('BENCH_LONG_DEADLINE_SECONDS', 900);
   const turns = Math.ceil(stepsN / 2); // each turn: a tool step (one 4 KB blob) and a text step
   const taskQueue = 'bench-long';
-  const env = await serverAndWorker(ctx, LONG_LIMITS, taskQueue, Math.max(2000, sessionsN * 2));
-  const { client, sessions } = env;
+  // Ours, then ours without search attributes (`searchAttributes: 'off'`): the naive workflow keeps none, and on the
+  // dev server each upsert (two per turn: turn start and end) is a visibility write that costs more server CPU than
+  // the turn's other events; that variant shows the loop's own cost beside the naive one.
+  const noVisibilitySessionsN = num('BENCH_LONG_NO_VISIBILITY_SESSIONS', sessionsN);
   // The window of turns whose latency stands for "at step 10" and "at step N": the turn ending at that step and the
   // one before it (sessions × 2 samples each).
   const early = [4, 5];
   const late = [turns - 1, turns];
-  try {
-    const run = async (kind: 'ours' | 'naive', n: number) => {
+  // Each side on a server of its own, started fresh: the naive sessions leave gigabytes of history behind.
+  const run = async (kind: 'ours' | 'oursNoVisibility' | 'naive', n: number) => {
+    const env = await serverAndWorker(ctx, LONG_LIMITS, taskQueue, Math.max(2000, n * 2));
+    const { client } = env;
+    const ourSessions = new SessionClient({
+      client,
+      taskQueue,
+      ...(kind === 'oursNoVisibility' ? { searchAttributes: 'off' as const } : {}),
+    });
+    try {
       const stamp = Date.now();
       const ids = Array.from({ length: n }, (_, i) => `bench-long-${kind}-${stamp}-${i}`);
       const latencies: number[][] = Array.from({ length: turns + 1 }, () => []);
       const firstRunIds = new Map<string, string>();
+      const cpu = cpuMeter(env.server.pid);
       const started = performance.now();
       const deadline = started + deadlineSeconds * 1000;
       let stoppedByDeadline = false;
       await Promise.all(
         ids.map(async (id) => {
-          if (kind === 'ours') {
-            await sessions.start(id, {
+          if (kind !== 'naive') {
+            await ourSessions.start(id, {
               model: { provider: 'openai-compatible', model: 'bench:k=1' },
               tools: ['blob'],
             });
-            firstRunIds.set(id, (await sessions.handle(id).describe()).runId);
+            firstRunIds.set(id, (await ourSessions.handle(id).describe()).runId);
           } else
             await client.workflow.start('naiveSession', {
               taskQueue,
@@ -246,8 +285,8 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
             }
             const content = text(SIZES.user, t);
             const t0 = performance.now();
-            if (kind === 'ours') {
-              const r = await sessions.ask(id, content);
+            if (kind !== 'naive') {
+              const r = await ourSessions.ask(id, content);
               if (r.outcome.status !== 'ended')
                 throw new Error(`bench: ${id} turn ${t}: ${JSON.stringify(r.outcome)}`);
             } else await client.workflow.getHandle(id).executeUpdate('ask', { args: [{ content }] });
@@ -258,6 +297,7 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
         }),
       );
       const seconds = (performance.now() - started) / 1000;
+      const cpuSeconds = cpu();
       const steps = 2 * latencies.reduce((s, v) => s + v.length, 0);
       // History per session: every session's runs (describe: the current run's size; ours may have continued as
       // new, so its earlier runs are added from one session's chain).
@@ -268,10 +308,12 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
       }
       const sample = ids[0]!;
       const chain =
-        kind === 'ours'
+        kind !== 'naive'
           ? await historyChain(client, sample, firstRunIds.get(sample)!)
           : [(await client.workflow.getHandle(sample).fetchHistory()).events ?? []];
-      const runs = chain.map((events) => limitsCrossed(events, kind === 'ours' ? 'modelStep' : 'naiveModel'));
+      const runs = chain.map((events) =>
+        limitsCrossed(events, kind !== 'naive' ? 'modelStep' : 'naiveModel'),
+      );
       const chainBytes = runs.reduce((s, r) => s + r.bytes, 0);
       const lat = (window: number[]) => summary(window.flatMap((t) => latencies[t] ?? []));
       for (const id of ids)
@@ -286,6 +328,11 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
         stepsCompleted: steps,
         stoppedByDeadline,
         stepsPerSec: steps / seconds,
+        // Where the time went: CPU milliseconds per step of the server and of this process (worker and client).
+        cpuMsPerStep: {
+          server: cpuSeconds.server === null ? null : (cpuSeconds.server * 1000) / steps,
+          workerAndClient: (cpuSeconds.workerAndClient * 1000) / steps,
+        },
         historyBytesPerSession: {
           sampleChainBytes: chainBytes,
           lastRunMedian: percentile(sizes, 50),
@@ -295,49 +342,68 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
         turnLatencyMs: { early: lat(early), late: lat(late), earlyTurns: early, lateTurns: late },
         turnLatencyP50ByTurn: latencies.slice(1).map((v) => Math.round(percentile(v, 50) ?? 0)),
       };
-    };
-    // Ours first: the naive sessions leave gigabytes of history on the server.
-    process.stderr.write(`bench: longSessions: ours, ${sessionsN} sessions × ${turns * 2} steps\n`);
-    const ours = await run('ours', sessionsN);
-    process.stderr.write(`bench: longSessions: naive, ${naiveSessionsN} sessions × ${turns * 2} steps\n`);
-    const naive = await run('naive', naiveSessionsN);
-    raw.longSessions = {
-      server: {
-        dynamicConfig: LONG_LIMITS,
-        about: 'history size/count errors raised so the naive pattern finishes',
-      },
-      turnShape: 'user 2 KB → tool step (one 4 KB blob result, 1 KB text) → text step (1 KB)',
-      ours,
-      naive,
-    };
-    report.longSessionThroughputRatioVsNaive = ratio(ours.stepsPerSec, naive.stepsPerSec);
-    report.longSessionLatencyP50Ratio200to10 = ratio(
-      ours.turnLatencyMs.late.p50,
-      ours.turnLatencyMs.early.p50,
+    } catch (err) {
+      // A server that died says why in its last output.
+      const exit = await Promise.race([
+        env.server.exited,
+        new Promise((r) => setTimeout(() => r('running'), 100)),
+      ]);
+      process.stderr.write(
+        `bench: longSessions ${kind} failed; server ${JSON.stringify(exit)}; its last output:\n${env.server.output()}\n`,
+      );
+      throw err;
+    } finally {
+      await env.close();
+    }
+  };
+  process.stderr.write(`bench: longSessions: ours, ${sessionsN} sessions × ${turns * 2} steps\n`);
+  const ours = await run('ours', sessionsN);
+  process.stderr.write(
+    `bench: longSessions: ours without search attributes, ${noVisibilitySessionsN} sessions × ${turns * 2} steps\n`,
+  );
+  const oursNoVisibility =
+    noVisibilitySessionsN > 0 ? await run('oursNoVisibility', noVisibilitySessionsN) : null;
+  process.stderr.write(`bench: longSessions: naive, ${naiveSessionsN} sessions × ${turns * 2} steps\n`);
+  const naive = await run('naive', naiveSessionsN);
+  raw.longSessions = {
+    server: {
+      dynamicConfig: LONG_LIMITS,
+      about: 'history size/count errors raised so the naive pattern finishes',
+    },
+    turnShape: 'user 2 KB → tool step (one 4 KB blob result, 1 KB text) → text step (1 KB)',
+    ours,
+    oursNoVisibility,
+    naive,
+  };
+  report.longSessionThroughputRatioVsNaive = ratio(ours.stepsPerSec, naive.stepsPerSec);
+  if (oursNoVisibility)
+    report.longSessionThroughputRatioVsNaiveWithoutSearchAttributes = ratio(
+      oursNoVisibility.stepsPerSec,
+      naive.stepsPerSec,
     );
-    report.longSessionLatencyP95Ratio200to10 = ratio(
-      ours.turnLatencyMs.late.p95,
-      ours.turnLatencyMs.early.p95,
-    );
-    report.naiveLongSessionLatencyP50Ratio200to10 = ratio(
-      naive.turnLatencyMs.late.p50,
-      naive.turnLatencyMs.early.p50,
-    );
-    report.longSessionHistoryBytesPerSession = {
-      ours: ours.historyBytesPerSession.sampleChainBytes,
-      naive: naive.historyBytesPerSession.sampleChainBytes,
+  report.longSessionCpuMsPerStep = {
+    ours: ours.cpuMsPerStep,
+    ...(oursNoVisibility ? { oursWithoutSearchAttributes: oursNoVisibility.cpuMsPerStep } : {}),
+    naive: naive.cpuMsPerStep,
+  };
+  report.longSessionLatencyP50Ratio200to10 = ratio(ours.turnLatencyMs.late.p50, ours.turnLatencyMs.early.p50);
+  report.longSessionLatencyP95Ratio200to10 = ratio(ours.turnLatencyMs.late.p95, ours.turnLatencyMs.early.p95);
+  report.naiveLongSessionLatencyP50Ratio200to10 = ratio(
+    naive.turnLatencyMs.late.p50,
+    naive.turnLatencyMs.early.p50,
+  );
+  report.longSessionHistoryBytesPerSession = {
+    ours: ours.historyBytesPerSession.sampleChainBytes,
+    naive: naive.historyBytesPerSession.sampleChainBytes,
+  };
+  report.naiveLimitCrossedAtStep = naive.sampleRuns[0]?.crossedAtStep ?? null;
+  if (ours.stoppedByDeadline || naive.stoppedByDeadline)
+    report.longSessionStoppedByDeadline = {
+      ours: ours.stoppedByDeadline && ours.stepsCompleted,
+      naive: naive.stoppedByDeadline && naive.stepsCompleted,
     };
-    report.naiveLimitCrossedAtStep = naive.sampleRuns[0]?.crossedAtStep ?? null;
-    if (ours.stoppedByDeadline || naive.stoppedByDeadline)
-      report.longSessionStoppedByDeadline = {
-        ours: ours.stoppedByDeadline && ours.stepsCompleted,
-        naive: naive.stoppedByDeadline && naive.stepsCompleted,
-      };
-    if (stepsN !== 200)
-      report.longSessionScale = { sessions: sessionsN, naiveSessions: naiveSessionsN, steps: turns * 2 };
-  } finally {
-    await env.close();
-  }
+  if (stepsN !== 200)
+    report.longSessionScale = { sessions: sessionsN, naiveSessions: naiveSessionsN, steps: turns * 2 };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
