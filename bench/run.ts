@@ -32,7 +32,13 @@ import {
   streamingProvider,
   text,
 } from './activities';
-import { longSessionsGroup, manySessionsGroup, marathonGroup, type ScaleContext } from './scale';
+import {
+  historyChain,
+  longSessionsGroup,
+  manySessionsGroup,
+  marathonGroup,
+  type ScaleContext,
+} from './scale';
 import { workerStartGroup } from './workerStart';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -912,18 +918,6 @@ async function settled(handle: WorkflowHandle): Promise<number> {
     if (Date.now() > until) throw new Error(`bench: ${handle.workflowId} did not settle after its start`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** The runs of a workflow from `runId` on, following continue-as-new. */
-async function historyChain(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[][]> {
-  const runs: HistoryEvent[][] = [];
-  for (let next: string | null | undefined = runId; next;) {
-    const events: HistoryEvent[] =
-      (await client.workflow.getHandle(workflowId, next).fetchHistory()).events ?? [];
-    runs.push(events);
-    next = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
-  }
-  return runs;
 }
 
 /**

@@ -80,7 +80,11 @@ async function pool<T>(items: T[], limit: number, fn: (item: T, i: number) => Pr
 }
 
 /** The runs of a workflow from `runId` on, following continue-as-new. */
-async function historyChain(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[][]> {
+export async function historyChain(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<HistoryEvent[][]> {
   const runs: HistoryEvent[][] = [];
   for (let next: string | null | undefined = runId; next;) {
     const events: HistoryEvent[] =
