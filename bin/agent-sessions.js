@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 'use strict';
+/* global setTimeout */
 // Entry of the `agent-sessions` command: runs the compiled CLI (dist/, built by `npm run build` or on install).
 let cli;
 try {
@@ -11,12 +12,19 @@ try {
   }
   throw err;
 }
+// A command that failed has said why; whatever it left open (a connection, telemetry) must not keep the process
+// alive. The timer does not hold the process itself, so a clean exit comes first and output is flushed.
+const failed = (code) => {
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 1000).unref();
+};
 cli.main(process.argv.slice(2)).then(
   (code) => {
-    process.exitCode = code;
+    if (code === 0) process.exitCode = 0;
+    else failed(code);
   },
   (err) => {
     console.error(`agent-sessions: ${err && err.message ? err.message : err}`);
-    process.exitCode = 1;
+    failed(1);
   },
 );

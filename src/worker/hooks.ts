@@ -20,30 +20,33 @@ import { describeZodIssue } from '../domain/util';
 const Kind = z.enum(['pre-step', 'post-tool']);
 const Limit = z.number().int().positive();
 
-const HookEntrySchema = z.union([
-  z.strictObject({
+const HttpSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeoutMs: Limit.optional(),
+  maxResponseBytes: Limit.optional(),
+});
+const CommandSchema = z.strictObject({
+  argv: z.array(z.string().min(1)).min(1),
+  cwd: z.string().min(1).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  inheritEnv: z.boolean().optional(),
+  timeoutMs: Limit.optional(),
+  maxOutputBytes: Limit.optional(),
+});
+
+/** One hook: its name, its kind and exactly one of `http` or `command` (one object, so errors name the field). */
+const HookEntrySchema = z
+  .strictObject({
     name: Name,
     kind: Kind,
-    http: z.strictObject({
-      url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
-      headers: z.record(z.string(), z.string()).optional(),
-      timeoutMs: Limit.optional(),
-      maxResponseBytes: Limit.optional(),
-    }),
-  }),
-  z.strictObject({
-    name: Name,
-    kind: Kind,
-    command: z.strictObject({
-      argv: z.array(z.string().min(1)).min(1),
-      cwd: z.string().min(1).optional(),
-      env: z.record(z.string(), z.string()).optional(),
-      inheritEnv: z.boolean().optional(),
-      timeoutMs: Limit.optional(),
-      maxOutputBytes: Limit.optional(),
-    }),
-  }),
-]);
+    http: HttpSchema.optional(),
+    command: CommandSchema.optional(),
+  })
+  .superRefine((h, ctx) => {
+    if ((h.http === undefined) === (h.command === undefined))
+      ctx.addIssue({ code: 'custom', message: 'needs exactly one of http or command' });
+  });
 
 export const HooksFileSchema = z.strictObject({ hooks: z.array(HookEntrySchema) });
 export type HooksFile = z.infer<typeof HooksFileSchema>;
@@ -53,9 +56,9 @@ export function hooksFromConfig(file: unknown, where = 'hooks file'): HookDefini
   const parsed = HooksFileSchema.safeParse(file);
   if (!parsed.success) throw new Error(`${where}: ${describeZodIssue(parsed.error.issues, 'file')}`);
   return parsed.data.hooks.map((h) =>
-    'http' in h
+    h.http
       ? httpHook({ name: h.name, kind: h.kind, ...h.http })
-      : commandHook({ name: h.name, kind: h.kind, ...h.command }),
+      : commandHook({ name: h.name, kind: h.kind, ...h.command! }),
   );
 }
 

@@ -318,8 +318,10 @@ export async function runWorkerFromEnv(
   address?: string,
 ): Promise<void> {
   const config = loadConfig(env);
-  // Read before anything opens a connection, so a bad file stops the worker at once.
+  // Read before anything opens a connection or starts telemetry, so a bad file stops the worker at once (after
+  // either, the open handles would keep the process alive).
   const mcpServers = config.mcpFile ? mcpServersFromFile(config.mcpFile, env) : {};
+  const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
   const target = address ?? config.address;
   if (!target)
     throw new Error('TEMPORAL_ADDRESS is not set: point the worker at a Temporal server (host:port)');
@@ -333,7 +335,6 @@ export async function runWorkerFromEnv(
   const code = workflowCodeFromConfig(config.workflowBundle);
   const connection = await connectWorker(config, target);
   const models = modelsFromConfig(config);
-  const hooks = config.hooksFile ? hooksFromFile(config.hooksFile) : [];
   const worker = await createSessionWorker({
     connection,
     namespace: config.namespace,

@@ -4,7 +4,8 @@
  * prints its one line and nothing else; at `debug` every line is a JSON object and workflow and activity lines
  * carry the session id and run id (activity lines also turn and step); an invalid LOG_LEVEL fails naming it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -143,5 +144,33 @@ describe('agent-sessions worker from dist/', () => {
     expect(r.stderr).toBe(
       'agent-sessions worker: invalid configuration: LOG_LEVEL: expected one of trace, debug, info, warn, error\n',
     );
+  });
+
+  it('stops at once on a bad hooks file, naming the file and the field, before it connects', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'worker-hooks-'));
+    try {
+      const file = path.join(dir, 'hooks.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          hooks: [{ name: 'audit', kind: 'nope', http: { url: 'http://127.0.0.1:1/audit' } }],
+        }),
+      );
+      const r = await cli(
+        ['worker'],
+        cliEnv({ TEMPORAL_ADDRESS: env.address, AGENT_SESSIONS_HOOKS_FILE: file }),
+        {
+          timeoutMs: 20_000,
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^agent-sessions worker: AGENT_SESSIONS_HOOKS_FILE ${file}: hooks\\[0\\]\\.kind: .*pre-step`,
+        ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -339,18 +339,35 @@ describe('the worker’s hooks file', () => {
     ]);
   });
 
-  it('refuses entries it cannot trust, naming them', () => {
-    expect(() =>
-      hooksFromConfig({ hooks: [{ name: 'x', kind: 'pre-step', http: { url: 'ftp://x' } }] }),
-    ).toThrow(/hooks\[0\]/);
-    expect(() =>
-      hooksFromConfig({ hooks: [{ name: 'x', kind: 'pre-step', command: { argv: [] } }] }),
-    ).toThrow(/hooks\[0\]/);
-    expect(() =>
-      hooksFromConfig({ hooks: [{ name: 'x y', kind: 'pre-step', command: { argv: ['a'] } }] }),
-    ).toThrow(/hooks\[0\]/);
-    expect(() =>
-      hooksFromConfig({ hooks: [{ name: 'x', kind: 'pre-step', command: { argv: ['a'], shell: true } }] }),
-    ).toThrow(/hooks\[0\]/);
+  it('refuses entries it cannot trust, naming the entry and the field', () => {
+    const refusal = (hook: unknown) => {
+      try {
+        hooksFromConfig({ hooks: [hook] });
+        return 'accepted';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(refusal({ name: 'x', kind: 'pre-step', http: { url: 'ftp://x' } })).toMatch(
+      /^hooks file: hooks\[0\]\.http\.url: must be an http\(s\) URL/,
+    );
+    expect(refusal({ name: 'x', kind: 'pre-step', command: { argv: [] } })).toMatch(
+      /^hooks file: hooks\[0\]\.command\.argv: /,
+    );
+    expect(refusal({ name: 'x y', kind: 'pre-step', command: { argv: ['a'] } })).toMatch(
+      /^hooks file: hooks\[0\]\.name: /,
+    );
+    expect(refusal({ name: 'x', kind: 'pre-step', command: { argv: ['a'], shell: true } })).toMatch(
+      /^hooks file: hooks\[0\]\.command.*shell/,
+    );
+    expect(refusal({ name: 'x', kind: 'later', command: { argv: ['a'] } })).toMatch(
+      /^hooks file: hooks\[0\]\.kind: /,
+    );
+    expect(refusal({ name: 'x', kind: 'pre-step' })).toBe(
+      'hooks file: hooks[0]: needs exactly one of http or command',
+    );
+    expect(
+      refusal({ name: 'x', kind: 'pre-step', http: { url: 'http://a' }, command: { argv: ['a'] } }),
+    ).toBe('hooks file: hooks[0]: needs exactly one of http or command');
   });
 });
