@@ -24,6 +24,8 @@ function useRoute() {
   useEffect(() => {
     const on = () => setHash(location.hash);
     window.addEventListener('hashchange', on);
+    // Effects run after the first paint: a hash that changed before the listener was added is read here.
+    on();
     return () => window.removeEventListener('hashchange', on);
   }, []);
   const m = /^#\/s\/(.+)$/.exec(hash);
