@@ -196,13 +196,26 @@ const MAIN_SERVER_LIMITS = [
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const bundle = await bundleWorkflowCode({
+  const built = await bundleWorkflowCode({
     workflowsPath: path.join(root, 'bench/workflows.ts'),
     payloadConverterPath: path.join(root, 'src/contract/payloadConverter.ts'),
     // As the worker bundles it (src/worker/bundle.ts SHARED_WORKFLOW_MODULES), from the sources the bench bundles.
     preloadModules: [path.join(root, 'src/domain/index.ts')],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
+  // BENCH_EMPTY_SOURCE_MAP=1: the bundle with an empty inline source map (the worker insists on one), to measure what
+  // the SDK's source mapping of the stack it captures for every promise a workflow creates costs (docs/performance.md).
+  const bundle = process.env.BENCH_EMPTY_SOURCE_MAP
+    ? {
+        ...built,
+        code:
+          built.code.slice(0, built.code.lastIndexOf('//# sourceMappingURL=')) +
+          '//# sourceMappingURL=data:application/json;base64,' +
+          Buffer.from(
+            JSON.stringify({ version: 3, file: 'workflow-bundle.js', sources: [], names: [], mappings: '' }),
+          ).toString('base64'),
+      }
+    : built;
   const activities = benchActivities();
   const report: Record<string, unknown> = {};
   const raw: Record<string, unknown> = {};

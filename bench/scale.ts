@@ -246,12 +246,16 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
   // dev server each upsert (two per turn: turn start and end) is a visibility write that costs more server CPU than
   // the turn's other events; that variant shows the loop's own cost beside the naive one.
   const noVisibilitySessionsN = num('BENCH_LONG_NO_VISIBILITY_SESSIONS', sessionsN);
+  // The engine's floor for this turn shape (bench/workflows.ts naiveSession with `floor`): the same activities and
+  // results with no transcript at all — the most any design could gain over the naive one on this server.
+  const floorSessionsN = num('BENCH_LONG_FLOOR_SESSIONS', sessionsN);
   // The window of turns whose latency stands for "at step 10" and "at step N": the turn ending at that step and the
   // one before it (sessions × 2 samples each).
   const early = [4, 5];
   const late = [turns - 1, turns];
   // Each side on a server of its own, started fresh: the naive sessions leave gigabytes of history behind.
-  const run = async (kind: 'ours' | 'oursNoVisibility' | 'naive', n: number) => {
+  const run = async (kind: 'ours' | 'oursNoVisibility' | 'naive' | 'floor', n: number) => {
+    const bare = kind === 'naive' || kind === 'floor';
     const env = await serverAndWorker(ctx, LONG_LIMITS, taskQueue, Math.max(2000, n * 2));
     const { client } = env;
     const ourSessions = new SessionClient({
@@ -270,7 +274,7 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
       let stoppedByDeadline = false;
       await Promise.all(
         ids.map(async (id) => {
-          if (kind !== 'naive') {
+          if (!bare) {
             await ourSessions.start(id, {
               model: { provider: 'openai-compatible', model: 'bench:k=1' },
               tools: ['blob'],
@@ -280,7 +284,7 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
             await client.workflow.start('naiveSession', {
               taskQueue,
               workflowId: id,
-              args: [{ model: 'bench:k=1' }],
+              args: [{ model: 'bench:k=1', ...(kind === 'floor' ? { floor: true } : {}) }],
             });
           for (let t = 1; t <= turns; t++) {
             if (performance.now() > deadline) {
@@ -289,7 +293,7 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
             }
             const content = text(SIZES.user, t);
             const t0 = performance.now();
-            if (kind !== 'naive') {
+            if (!bare) {
               const r = await ourSessions.ask(id, content);
               if (r.outcome.status !== 'ended')
                 throw new Error(`bench: ${id} turn ${t}: ${JSON.stringify(r.outcome)}`);
@@ -311,13 +315,10 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
         sizes.push(Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0));
       }
       const sample = ids[0]!;
-      const chain =
-        kind !== 'naive'
-          ? await historyChain(client, sample, firstRunIds.get(sample)!)
-          : [(await client.workflow.getHandle(sample).fetchHistory()).events ?? []];
-      const runs = chain.map((events) =>
-        limitsCrossed(events, kind !== 'naive' ? 'modelStep' : 'naiveModel'),
-      );
+      const chain = !bare
+        ? await historyChain(client, sample, firstRunIds.get(sample)!)
+        : [(await client.workflow.getHandle(sample).fetchHistory()).events ?? []];
+      const runs = chain.map((events) => limitsCrossed(events, !bare ? 'modelStep' : 'naiveModel'));
       const chainBytes = runs.reduce((s, r) => s + r.bytes, 0);
       const lat = (window: number[]) => summary(window.flatMap((t) => latencies[t] ?? []));
       for (const id of ids)
@@ -360,15 +361,30 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
       await env.close();
     }
   };
-  process.stderr.write(`bench: longSessions: ours, ${sessionsN} sessions × ${turns * 2} steps\n`);
-  const ours = await run('ours', sessionsN);
-  process.stderr.write(
-    `bench: longSessions: ours without search attributes, ${noVisibilitySessionsN} sessions × ${turns * 2} steps\n`,
+  // Which sides run (`BENCH_LONG_SIDES`, a comma list; all four by default): the ratios need ours and naive.
+  const allSides = ['naive', 'floor', 'ours', 'oursNoVisibility'];
+  const sides = new Set((process.env.BENCH_LONG_SIDES ?? allSides.join(',')).split(',').map((v) => v.trim()));
+  const unknown = [...sides].filter((v) => !allSides.includes(v));
+  if (unknown.length)
+    throw new Error(`BENCH_LONG_SIDES: unknown side ${unknown.join(', ')} (known: ${allSides.join(', ')})`);
+  const side = async (kind: Parameters<typeof run>[0], n: number, label: string) => {
+    if (!sides.has(kind) || n <= 0) return null;
+    process.stderr.write(`bench: longSessions: ${label}, ${n} sessions × ${turns * 2} steps\n`);
+    const result = await run(kind, n);
+    (globalThis as { gc?: () => void }).gc?.();
+    return result;
+  };
+  // The naive side first, while this process is fresh: its server and this process together reach ~20 GB near
+  // step 200 (the server holds every session's whole history several times over), and what an earlier side left
+  // in this process's heap has made the server run out of memory on a 24 GiB machine.
+  const naive = await side('naive', naiveSessionsN, 'naive');
+  const floor = await side('floor', floorSessionsN, 'engine floor');
+  const ours = await side('ours', sessionsN, 'ours');
+  const oursNoVisibility = await side(
+    'oursNoVisibility',
+    noVisibilitySessionsN,
+    'ours without search attributes',
   );
-  const oursNoVisibility =
-    noVisibilitySessionsN > 0 ? await run('oursNoVisibility', noVisibilitySessionsN) : null;
-  process.stderr.write(`bench: longSessions: naive, ${naiveSessionsN} sessions × ${turns * 2} steps\n`);
-  const naive = await run('naive', naiveSessionsN);
   raw.longSessions = {
     server: {
       dynamicConfig: LONG_LIMITS,
@@ -378,34 +394,53 @@ export async function longSessionsGroup(ctx: ScaleContext): Promise<void> {
     ours,
     oursNoVisibility,
     naive,
+    floor,
   };
-  report.longSessionThroughputRatioVsNaive = ratio(ours.stepsPerSec, naive.stepsPerSec);
-  if (oursNoVisibility)
-    report.longSessionThroughputRatioVsNaiveWithoutSearchAttributes = ratio(
-      oursNoVisibility.stepsPerSec,
-      naive.stepsPerSec,
-    );
   report.longSessionCpuMsPerStep = {
-    ours: ours.cpuMsPerStep,
+    ...(ours ? { ours: ours.cpuMsPerStep } : {}),
     ...(oursNoVisibility ? { oursWithoutSearchAttributes: oursNoVisibility.cpuMsPerStep } : {}),
-    naive: naive.cpuMsPerStep,
+    ...(naive ? { naive: naive.cpuMsPerStep } : {}),
+    ...(floor ? { engineFloor: floor.cpuMsPerStep } : {}),
   };
-  report.longSessionLatencyP50Ratio200to10 = ratio(ours.turnLatencyMs.late.p50, ours.turnLatencyMs.early.p50);
-  report.longSessionLatencyP95Ratio200to10 = ratio(ours.turnLatencyMs.late.p95, ours.turnLatencyMs.early.p95);
-  report.naiveLongSessionLatencyP50Ratio200to10 = ratio(
-    naive.turnLatencyMs.late.p50,
-    naive.turnLatencyMs.early.p50,
-  );
-  report.longSessionHistoryBytesPerSession = {
-    ours: ours.historyBytesPerSession.sampleChainBytes,
-    naive: naive.historyBytesPerSession.sampleChainBytes,
-  };
-  report.naiveLimitCrossedAtStep = naive.sampleRuns[0]?.crossedAtStep ?? null;
-  if (ours.stoppedByDeadline || naive.stoppedByDeadline)
-    report.longSessionStoppedByDeadline = {
-      ours: ours.stoppedByDeadline && ours.stepsCompleted,
-      naive: naive.stoppedByDeadline && naive.stepsCompleted,
+  if (naive) {
+    report.naiveLongSessionLatencyP50Ratio200to10 = ratio(
+      naive.turnLatencyMs.late.p50,
+      naive.turnLatencyMs.early.p50,
+    );
+    report.naiveLimitCrossedAtStep = naive.sampleRuns[0]?.crossedAtStep ?? null;
+    if (oursNoVisibility)
+      report.longSessionThroughputRatioVsNaiveWithoutSearchAttributes = ratio(
+        oursNoVisibility.stepsPerSec,
+        naive.stepsPerSec,
+      );
+    // The ceiling of the ratio below on this server.
+    if (floor)
+      report.longSessionThroughputRatioVsNaiveAtEngineFloor = ratio(floor.stepsPerSec, naive.stepsPerSec);
+  }
+  if (ours) {
+    report.longSessionLatencyP50Ratio200to10 = ratio(
+      ours.turnLatencyMs.late.p50,
+      ours.turnLatencyMs.early.p50,
+    );
+    report.longSessionLatencyP95Ratio200to10 = ratio(
+      ours.turnLatencyMs.late.p95,
+      ours.turnLatencyMs.early.p95,
+    );
+    // How much of the engine's floor ours reaches.
+    if (floor) report.longSessionThroughputShareOfEngineFloor = ratio(ours.stepsPerSec, floor.stepsPerSec);
+  }
+  if (ours && naive) {
+    report.longSessionThroughputRatioVsNaive = ratio(ours.stepsPerSec, naive.stepsPerSec);
+    report.longSessionHistoryBytesPerSession = {
+      ours: ours.historyBytesPerSession.sampleChainBytes,
+      naive: naive.historyBytesPerSession.sampleChainBytes,
     };
+  }
+  const stopped = { ours, oursNoVisibility, naive, floor };
+  if (Object.values(stopped).some((r) => r?.stoppedByDeadline))
+    report.longSessionStoppedByDeadline = Object.fromEntries(
+      Object.entries(stopped).map(([k, r]) => [k, r ? r.stoppedByDeadline && r.stepsCompleted : null]),
+    );
   if (stepsN !== 200)
     report.longSessionScale = { sessions: sessionsN, naiveSessions: naiveSessionsN, steps: turns * 2 };
 }

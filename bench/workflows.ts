@@ -1,8 +1,9 @@
 /**
  * Workflows of the benchmark (bundled from source): our agentSession, and the baselines measured beside it in the
  * same run — a naive agent workflow that sends the whole transcript to every model activity (what Temporal agent
- * integrations do today), a bare signal→activity workflow (the latency floor) and a trivial workflow of sequential
- * no-op activities (the replay baseline). Deterministic (workflow sandbox).
+ * integrations do today) and, with `floor`, the engine's floor for the same turns; a bare signal→activity workflow
+ * (the latency floor) and a trivial workflow of sequential no-op activities (the replay baseline). Deterministic
+ * (workflow sandbox).
  */
 import {
   condition,
@@ -23,8 +24,13 @@ export const naiveSteps = defineQuery<number>('steps');
 /** A message in, the step count when its turn has ended (as our `ask`: one update, no polling). */
 export const naiveAsk = defineUpdate<number, [{ content: string }]>('ask');
 
-/** One turn per followup (signal) or ask (update); each step sends the whole transcript to the model activity. */
-export async function naiveSession(opts: { model: string }): Promise<void> {
+/**
+ * One turn per followup (signal) or ask (update); each step sends the whole transcript to the model activity. With
+ * `floor`, the engine's floor for the same turn shape: the same updates, activities and results, but the model
+ * activity gets no messages and nothing is kept — no design that runs each model and tool call as an activity can
+ * do less per step.
+ */
+export async function naiveSession(opts: { model: string; floor?: boolean }): Promise<void> {
   const transcript: NaiveEntry[] = [];
   const queue: string[] = [];
   let steps = 0;
@@ -41,15 +47,16 @@ export async function naiveSession(opts: { model: string }): Promise<void> {
     await condition(() => turnsDone >= turn);
     return steps;
   });
+  const keep = (entry: NaiveEntry) => void (opts.floor || transcript.push(entry));
   for (;;) {
     await condition(() => queue.length > 0);
-    transcript.push({ role: 'user', content: queue.shift()! });
+    keep({ role: 'user', content: queue.shift()! });
     for (;;) {
       const answer = await naiveModel({ model: opts.model, requestIndex: steps++, messages: transcript });
-      transcript.push({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
+      keep({ role: 'assistant', content: answer.text, toolCalls: answer.toolCalls });
       if (answer.toolCalls.length === 0) break;
       const results = await Promise.all(answer.toolCalls.map((c) => naiveTool(c)));
-      for (const r of results) transcript.push({ role: 'tool', content: r });
+      for (const r of results) keep({ role: 'tool', content: r });
     }
     turnsDone++;
   }

@@ -154,9 +154,18 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
 
   const child = spawn(executable.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
+  // A Go crash prints its reason first and then every goroutine's stack, which pushes the reason out of the tail:
+  // the first such reason is kept apart.
+  let crash = '';
   const keep = (chunk: Buffer | string) => {
-    tail = (tail + chunk.toString()).slice(-8_000);
+    const text = chunk.toString();
+    if (!crash) {
+      const at = text.search(/^(panic|fatal error): /m);
+      if (at >= 0) crash = text.slice(at, at + 4_000);
+    }
+    tail = (tail + text).slice(-8_000);
   };
+  const output = () => (crash && !tail.includes(crash) ? `${crash}\n…\n${tail}` : tail);
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   const killOnExit = () => child.kill('SIGKILL');
@@ -187,7 +196,7 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
     await waitUntilReady(port, namespace, options.readyTimeoutMs ?? 30_000, () => exitInfo);
   } catch (err) {
     await stop({ signal: 'SIGKILL' });
-    throw new Error(`${(err as Error).message}\n--- temporal server output ---\n${tail}`);
+    throw new Error(`${(err as Error).message}\n--- temporal server output ---\n${output()}`);
   }
   return {
     address,
@@ -196,7 +205,7 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
     ...(dbFilename ? { dbFilename } : {}),
     pid: child.pid ?? -1,
     exited,
-    output: () => tail,
+    output,
     stop,
   };
 }

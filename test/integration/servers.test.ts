@@ -1,9 +1,10 @@
 /**
  * Proves the Temporal servers the project runs are real: the time-skipping test server skips a one-day timer, the
  * dev server runs the same workflow, and a dev server killed with SIGKILL and started again on the same SQLite file
- * finishes a workflow started before the kill (the activity ran once, the timer survived).
+ * finishes a workflow started before the kill (the activity ran once, the timer survived); a server that crashes
+ * keeps the crash's reason in its error.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -195,6 +196,31 @@ describe('dev server as a child process on SQLite', () => {
       await running;
       await nativeConnection.close();
       await connection.close();
+    }
+  });
+});
+
+describe('dev server that crashes', () => {
+  it("keeps the crash's reason in its error although thousands of stack lines follow it", async () => {
+    // A stand-in for the CLI that dies as a Go program does: the reason first, then every goroutine's stack.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'agent-sessions-crash-'));
+    const fake = path.join(dir, 'temporal');
+    writeFileSync(
+      fake,
+      '#!/bin/sh\necho "fatal error: concurrent map writes" >&2\n' +
+        'i=0; while [ $i -lt 2000 ]; do echo "goroutine $i [running]:" >&2; i=$((i+1)); done\nexit 2\n',
+    );
+    chmodSync(fake, 0o755);
+    try {
+      const error = await spawnDevServer({
+        executable: { type: 'existing-path', path: fake, binary: 'temporal', source: 'path' },
+        readyTimeoutMs: 5_000,
+      }).catch((err: unknown) => err as Error);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/fatal error: concurrent map writes/);
+      expect((error as Error).message).toMatch(/goroutine 1999 \[running\]/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
