@@ -13,6 +13,7 @@ import {
   summaryEntry,
 } from '../domain/compaction';
 import { binaryBytes, blockText, textOf, type ContentBlock } from '../domain/messages';
+import type { Usage } from '../domain/events';
 import type { TranscriptEntry } from '../domain/transcript';
 import { modelLabel, type ModelSpec } from '../domain/wire';
 import type { ModelCallContext, ModelProvider } from './model';
@@ -57,6 +58,7 @@ export async function compact(
   const { summarised: old, kept } = splitAtCut(projection, input);
   const label = modelLabel(model);
   let summary: string;
+  let usage: Usage | undefined;
   if (model.provider === 'scripted' && model.steps.length === 0) summary = scriptedSummary(old);
   else {
     const answer = await provider.step(
@@ -82,6 +84,7 @@ export async function compact(
       ctx,
     );
     summary = answer.text.trim() || scriptedSummary(old);
+    usage = answer.usage;
   }
   const after = [summaryEntry(0, { throughSeq: input.throughSeq, summary, model: label }), ...kept];
   return {
@@ -89,5 +92,6 @@ export async function compact(
     tokensBefore: countProjection(model, projection),
     tokensAfter: countProjection(model, after),
     model: label,
+    ...(usage ? { usage } : {}),
   };
 }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes, injectSignal, modelContextQuery, steerSignal } from '../contract';
-import type { ToolsOffered } from '../domain/events';
+import type { ToolsOffered, Usage } from '../domain/events';
 import { toBlocks } from '../domain/messages';
 import { GENUINE_ATTEMPTS, withAttemptBudget, type Attempt } from './attempts';
 import { HookRegistry, runPostToolHook, runPreStepHook, type HookCallContext } from './hooks';
@@ -167,12 +167,16 @@ export function createActivities(deps: ActivityDeps) {
           : details,
       );
     const answered = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
-    const price = deps.prices?.[modelLabel(model)];
-    const result =
-      price && answered.usage
-        ? { ...answered, usage: { ...answered.usage, costMicros: costMicrosOf(answered.usage, price) } }
-        : answered;
+    const result = priced(model, answered);
     return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
+  }
+
+  /** A priced model's reported usage carries its cost (`costMicros`), which budgets count. */
+  function priced<T extends { usage?: Usage }>(model: ModelSpec, answered: T): T {
+    const price = deps.prices?.[modelLabel(model)];
+    return price && answered.usage
+      ? { ...answered, usage: { ...answered.usage, costMicros: costMicrosOf(answered.usage, price) } }
+      : answered;
   }
 
   /** A compaction: the projection as a request would see it, summarised before the cut by the compactor. */
@@ -181,7 +185,7 @@ export function createActivities(deps: ActivityDeps) {
     // A scripted compactor answers from its own script, outside the session's recorded requests.
     const provider = model.provider === 'scripted' ? new ScriptedProvider() : providerOf(model);
     const projection = await transcripts.assemble(input);
-    return compact(input, model, provider, projection, activityCallContext(attempt));
+    return priced(model, await compact(input, model, provider, projection, activityCallContext(attempt)));
   }
 
   return {

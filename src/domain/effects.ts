@@ -106,6 +106,8 @@ export interface CompactionResult {
   tokensAfter: number;
   /** The compactor (`provider:model`). */
   model: string;
+  /** What the compactor's provider reported (with its cost when the worker prices the compactor). */
+  usage?: Usage;
 }
 
 export interface ModelStepResult {

@@ -154,6 +154,11 @@ export interface CompactionSummary {
   tokensAfter: number;
   /** The compactor (`provider:model`). */
   model: string;
+  /**
+   * What the compactor's provider reported for the summary (absent for a scripted compactor without steps): counted
+   * in the session's usage totals under `model`, and by its budget's token and cost limits.
+   */
+  usage?: Usage;
 }
 
 /** A delegate call started its sub-session (`subsession/started`), right after the call's `tool/call`. */
@@ -257,6 +262,16 @@ export const TurnEndReasonSchema = lazy(() =>
 );
 /** The turn and step fields of a step's events (a function: module-level schemas would be built eagerly, ./lazy.ts). */
 const turnStep = () => ({ turn: z.number().int().min(1), step: z.number().int().min(1) });
+/** A reported usage (`Usage`), optional where it appears. */
+const usageSchema = () =>
+  z
+    .object({
+      inputTokens: z.number().optional(),
+      outputTokens: z.number().optional(),
+      totalTokens: z.number().optional(),
+      costMicros: z.number().optional(),
+    })
+    .optional();
 const ToolCallInfoSchema = lazy(() =>
   z.object({
     callId: z.string(),
@@ -316,14 +331,7 @@ export const EventDataSchemas = {
         content: z.array(TextBlockSchema),
         toolCalls: z.array(ToolCallInfoSchema).optional(),
       }),
-      usage: z
-        .object({
-          inputTokens: z.number().optional(),
-          outputTokens: z.number().optional(),
-          totalTokens: z.number().optional(),
-          costMicros: z.number().optional(),
-        })
-        .optional(),
+      usage: usageSchema(),
       tools: z.object({ names: z.array(z.string()), hash: z.string() }).optional(),
       interrupted: z.literal(true).optional(),
     }),
@@ -388,6 +396,7 @@ export const EventDataSchemas = {
       tokensBefore: z.number().int().min(0),
       tokensAfter: z.number().int().min(0),
       model: z.string(),
+      usage: usageSchema(),
     }),
   ),
   'subsession/started': lazy(() => z.object({ ...turnStep(), callId: z.string(), session: z.string() })),

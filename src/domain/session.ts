@@ -556,12 +556,12 @@ export class SessionCore {
     this.append({ type: 'assistant/message', data });
   }
 
-  private countUsage(model: string, usage: Usage): void {
+  private countUsage(model: string, usage: Usage, { step = true } = {}): void {
     const byModel = (this.s.usage ??= {});
     const totals = (byModel[model] ??= { inputTokens: 0, outputTokens: 0, steps: 0 });
     totals.inputTokens += usage.inputTokens ?? 0;
     totals.outputTokens += usage.outputTokens ?? 0;
-    totals.steps += 1;
+    if (step) totals.steps += 1;
   }
 
   toolCall(call: ToolCallInfo): void {
@@ -622,6 +622,14 @@ export class SessionCore {
   /** A compaction inside the open step, before its model request (./compaction.ts). */
   compacted(data: Omit<EventDataMap['compaction/summary'], 'turn' | 'step'>): void {
     this.requireStep('compaction/summary');
+    // The summary's tokens and cost count like a model answer's; it is not a model call (`steps`, `modelCalls`).
+    if (data.usage) {
+      this.countUsage(data.model, data.usage, { step: false });
+      if (data.usage.costMicros) {
+        const ledger = (this.s.ledger ??= { modelCalls: 0, toolCalls: 0 });
+        ledger.costMicros = (ledger.costMicros ?? 0) + data.usage.costMicros;
+      }
+    }
     this.append({ type: 'compaction/summary', data: { turn: this.s.turn, step: this.s.step, ...data } });
   }
 

@@ -16,7 +16,11 @@ import { newId, settle, startSessionTestEnv, type SessionTestEnv } from '../supp
 
 let t: SessionTestEnv;
 beforeAll(async () => {
-  t = await startSessionTestEnv('dev', [], { transcriptCacheSessions: 0 });
+  // Scripted answers are priced (units per million tokens), so a compaction's reported usage has a cost.
+  t = await startSessionTestEnv('dev', [], {
+    transcriptCacheSessions: 0,
+    modelPrices: { scripted: { inputPerMillion: 2, outputPerMillion: 10 } },
+  });
 });
 afterAll(async () => {
   await t?.teardown();
@@ -95,7 +99,10 @@ describe('a session with a token budget', { timeout: 120_000 }, () => {
         maxTokens: 500,
         compactAt: 0.5,
         keepRecent: 2,
-        model: { provider: 'scripted', steps: [{ text: 'read r0 to r3; nothing unusual' }] },
+        model: {
+          provider: 'scripted',
+          steps: [{ text: 'read r0 to r3; nothing unusual', usage: { inputTokens: 700, outputTokens: 30 } }],
+        },
       },
     });
     await s.followup(id, { id: 'task', content: 'read everything' });
@@ -104,6 +111,16 @@ describe('a session with a token budget', { timeout: 120_000 }, () => {
     const summaries = events.filter((e) => e.type === 'compaction/summary');
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     expect(summaries[0]!.data.summary).toBe('read r0 to r3; nothing unusual');
+    // Each summary carries what its provider reported, priced by the worker; the session's totals count it (its
+    // own answers report no usage), though not as a model step.
+    for (const e of summaries)
+      expect(e.data.usage).toEqual({ inputTokens: 700, outputTokens: 30, costMicros: 1700 });
+    const { usage } = await s.state(id);
+    expect(usage).toMatchObject({
+      inputTokens: 700 * summaries.length,
+      outputTokens: 30 * summaries.length,
+      steps: 0,
+    });
     const requests = t.recorder.requests(id);
     expectRequestsAreTheLog(events, requests);
     for (const r of requests) {

@@ -53,6 +53,7 @@ import {
   type WireEntry,
 } from '../../src/domain/entryRefs';
 import type { CompactionCall, ModelStepResult } from '../../src/domain/effects';
+import type { Usage } from '../../src/domain/events';
 import { estimateTokens, splitAtCut, summaryEntry } from '../../src/domain/compaction';
 import { extendHash } from '../../src/domain/transcript';
 
@@ -146,8 +147,15 @@ export interface Script {
   postTool?(hook: string, call: ToolStart['call'], result: ToolExecResult): PostToolHookOutcome;
   /** Tool descriptors the worker has (default: every name the config lists, none exclusive). */
   tools?: readonly ToolDescriptor[];
-  /** A compaction's answer (default: a summary naming how many messages it replaced); a string fails it. */
-  compact?(point: { turn: number; step: number; cut: number }): string | { fail: string };
+  /**
+   * A compaction's answer (default: a summary naming how many messages it replaced), with the usage its provider
+   * reports; `{fail}` fails it.
+   */
+  compact?(point: {
+    turn: number;
+    step: number;
+    cut: number;
+  }): string | { summary: string; usage: Usage } | { fail: string };
   /** The worker's answer for calls of `approval: 'check'` tools: the callIds that need approval (default none). */
   checkApprovals?(calls: readonly { callId: string; name: string }[]): readonly string[] | 'fail';
 }
@@ -568,16 +576,23 @@ export class InMemorySession {
       ...(call.pinned !== undefined ? { pinned: call.pinned } : {}),
     });
     const planned = this.script.compact?.({ turn: call.turn, step: call.step, cut: call.cut });
-    if (typeof planned === 'object')
+    if (typeof planned === 'object' && 'fail' in planned)
       return { kind: 'failed', error: { message: planned.fail, code: 'COMPACTION_FAILED' } };
     const { summarised, kept } = splitAtCut(projection, call);
-    const summary = planned ?? `summary of ${summarised.length} messages`;
+    const summary =
+      (typeof planned === 'object' ? planned.summary : planned) ?? `summary of ${summarised.length} messages`;
     const after = [summaryEntry(0, { throughSeq: call.throughSeq, summary, model: 'scripted' }), ...kept];
     const tokens = (entries: readonly TranscriptEntry[]) =>
       entries.reduce((n, e) => n + estimateTokens(e), 0);
     return {
       kind: 'ok',
-      result: { summary, tokensBefore: tokens(projection), tokensAfter: tokens(after), model: 'scripted' },
+      result: {
+        summary,
+        tokensBefore: tokens(projection),
+        tokensAfter: tokens(after),
+        model: 'scripted',
+        ...(typeof planned === 'object' ? { usage: planned.usage } : {}),
+      },
     };
   }
 

@@ -184,6 +184,46 @@ describe('a session at its budget', () => {
     s.budget({ decision: 'deny' });
     expect(outline(s.log).slice(-2)).toEqual(['budget/resolved 5.1 deny by caller', 'turn/end 5 error']);
   });
+
+  it('counts what a compaction spent (tokens and cost), though not as a model call', () => {
+    const words = (tag: string) => Array.from({ length: 40 }, (_, i) => `${tag}${i}`).join(' ');
+    const s = new InMemorySession(
+      {
+        ...queuedScript({
+          models: [
+            { text: 'one', usage: { inputTokens: 100, outputTokens: 10, costMicros: 50 } },
+            { text: 'two', usage: { inputTokens: 100, outputTokens: 10, costMicros: 50 } },
+            { text: 'three' },
+          ],
+        }),
+        compact: () => ({
+          summary: 'the gist',
+          usage: { inputTokens: 900, outputTokens: 40, costMicros: 700 },
+        }),
+      },
+      {
+        config: {
+          context: { maxTokens: 256, compactAt: 0.3, keepRecent: 1 },
+          budget: { inputTokens: 1000, costMicros: 5000 },
+        },
+      },
+    );
+    sims.push(s);
+    s.followup(user('P1', words('a')));
+    s.followup(user('P2', words('b')));
+    // Turn 2 compacted before its request: the summary's usage is in the log, the totals and the ledger.
+    expect(s.log.find((e) => e.type === 'compaction/summary')?.data).toMatchObject({
+      usage: { inputTokens: 900, outputTokens: 40, costMicros: 700 },
+    });
+    const state = s.core.stateView();
+    expect(state.usage).toMatchObject({ inputTokens: 1100, outputTokens: 60, steps: 2 });
+    expect(state.budget?.used).toMatchObject({ inputTokens: 1100, costMicros: 800, modelCalls: 2 });
+    // Without the compaction's 900 the session would be at 200 of 1,000 input tokens: it waits before turn 3.
+    s.followup(user('P3', 'short'));
+    expect(outline(s.log).at(-1)).toBe('budget/exceeded 3.1 inputTokens');
+    s.budget({ decision: 'deny' });
+    expect(outline(s.log).at(-1)).toBe('turn/end 3 error');
+  });
 });
 
 describe('the worker price table (AGENT_SESSIONS_MODEL_PRICES)', () => {
