@@ -49,6 +49,12 @@ import {
 export const RECENT_ID_WINDOW = 4096;
 /** How many turn ends are remembered for waiters (`deliver` with `wait`); carried across continue-as-new. */
 export const TURN_END_WINDOW = 256;
+/**
+ * How much answer text the remembered turn ends carry across continue-as-new (characters, newest first; the newest
+ * answer always goes): older turn ends keep their reason and seq. Without it 256 long answers could pass the 2 MB
+ * a continue-as-new payload may hold, and the session could not continue.
+ */
+export const CARRIED_ANSWER_CHARS = 128 * 1024;
 
 /**
  * A remembered id in a snapshot: `[id, lane, seq?, turn?, discarded?]` — the seq of its insertion splice (null for
@@ -232,12 +238,16 @@ export class SessionCore {
 
   get snapshot(): SessionSnapshot {
     const recent = [...this.recentLanes].map(([id, r]) => toTuple(id, r));
-    const turnEnds = [...this.turnEnds].map(([turn, e]): NonNullable<SessionSnapshot['turnEnds']>[number] => [
-      turn,
-      e.reason,
-      e.seq,
-      e.answer ?? null,
-    ]);
+    let answerChars = 0;
+    const turnEnds = [...this.turnEnds]
+      .reverse()
+      .map(([turn, e], i): NonNullable<SessionSnapshot['turnEnds']>[number] => {
+        const answer = e.answer ?? null;
+        if (answer === null) return [turn, e.reason, e.seq, null];
+        answerChars += answer.length;
+        return [turn, e.reason, e.seq, i === 0 || answerChars <= CARRIED_ANSWER_CHARS ? answer : null];
+      })
+      .reverse();
     return { ...structuredCloneJson(this.s), recent, ...(turnEnds.length ? { turnEnds } : {}) };
   }
   get inbox(): Inbox {

@@ -497,6 +497,32 @@ describe('message outcomes (what a waiting deliver returns)', () => {
     expect(new SessionCore({ now: () => 0 }, next.snapshot).outcomeOf('Q')).toEqual({ status: 'discarded' });
   });
 
+  it('carries at most 128 Ki characters of answers across continue-as-new, newest first; older ends keep their reason', () => {
+    const core = newCore();
+    const answer = (n: number) => `${n}`.padEnd(20_000, '.');
+    for (let n = 1; n <= 12; n++) {
+      core.accept('followup', user(`P${n}`));
+      core.openTurn();
+      core.claim('turn');
+      core.startStep([user(`P${n}`)]);
+      core.assistant({ id: `a${n}`, role: 'assistant', content: [{ type: 'text', text: answer(n) }] });
+      core.endTurn({ kind: 'completed' });
+    }
+    // 12 × 20,000 characters would all be carried before; the snapshot keeps the newest six (120,000 ≤ 131,072).
+    const carried = core.snapshot.turnEnds!;
+    expect(carried).toHaveLength(12);
+    expect(carried.map(([turn, , , a]) => [turn, a === null ? null : a.length])).toEqual([
+      ...[1, 2, 3, 4, 5, 6].map((turn) => [turn, null]),
+      ...[7, 8, 9, 10, 11, 12].map((turn) => [turn, 20_000]),
+    ]);
+    const next = new SessionCore({ now: () => 0 }, core.snapshot);
+    expect(next.outcomeOf('P12')).toEqual(core.outcomeOf('P12'));
+    const before = core.outcomeOf('P1');
+    expect(before).toMatchObject({ status: 'ended', turn: 1, answer: answer(1) });
+    const { answer: _dropped, ...withoutAnswer } = before as { answer?: string };
+    expect(next.outcomeOf('P1')).toEqual(withoutAnswer);
+  });
+
   it('reads snapshots written before outcomes and receipt seqs existed', () => {
     const old = { ...initialSnapshot(), recent: [['P', 'followup']] as [string, 'followup'][] };
     const core = new SessionCore({ now: () => 0 }, old);
