@@ -105,6 +105,16 @@ export interface SpawnDevServerOptions extends DevServerOptions {
   dynamicConfig?: readonly string[];
   /** How long to wait for the server to answer. Default 30 s. */
   readyTimeoutMs?: number;
+  /** Port of the HTTP API; default a free port. */
+  httpPort?: number;
+  /**
+   * Starts when the server exits before it is ready. Each start after the first takes fresh free ports where the
+   * caller fixed none: between our choice of a free port and the server's bind, another process may take it (the
+   * server then fails to listen, or panics doing so). Default 3.
+   */
+  attempts?: number;
+  /** Chooses a free port (tests use it to hand out a taken one). Default: the OS picks one. */
+  pickPort?: () => Promise<number>;
 }
 
 export type DevServerExit = { code: number | null; signal: NodeJS.Signals | null };
@@ -128,21 +138,49 @@ export interface DevServerProcess {
 
 /**
  * Spawns `temporal server start-dev` as a child process and waits until the namespace answers. Throws when the port
- * is already taken, and with the server's output when it exits early or is not ready within `readyTimeoutMs` (the
- * process is killed then). The child is SIGKILLed if this Node process exits first.
+ * is already taken, and with the server's output when it exits early on every attempt (see `attempts`) or is not
+ * ready within `readyTimeoutMs` (the process is killed then). The child is SIGKILLed if this Node process exits
+ * first.
  */
 export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promise<DevServerProcess> {
   const executable = options.executable ?? resolveTemporalCli({ allowDownload: false });
   if (executable.type !== 'existing-path') {
     throw new Error('spawnDevServer needs an existing Temporal CLI binary (run `npm run setup`)');
   }
-  const port = options.port ?? (await getFreePort());
-  // Otherwise the readiness probe could talk to whatever already listens there.
-  if (await canConnect(port))
-    throw new Error(`cannot start the temporal dev server: ${HOST}:${port} is in use`);
+  const pickPort = options.pickPort ?? getFreePort;
+  const attempts = options.port !== undefined && options.httpPort !== undefined ? 1 : (options.attempts ?? 3);
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await pickPort());
+    // Otherwise the readiness probe could talk to whatever already listens there.
+    if (await canConnect(port)) {
+      if (options.port === undefined && attempt < attempts) continue;
+      throw new Error(`cannot start the temporal dev server: ${HOST}:${port} is in use`);
+    }
+    const httpPort = options.httpPort ?? (await pickPort());
+    try {
+      return await spawnOnce(options, executable.path, port, httpPort);
+    } catch (err) {
+      if (!(err instanceof EarlyExit) || attempt >= attempts) {
+        if (attempt === 1) throw err;
+        throw new Error(`attempt ${attempt} of ${attempts}: ${(err as Error).message}`);
+      }
+    }
+  }
+}
+
+/** The server exited before it was ready (its output in the message). */
+class EarlyExit extends Error {}
+
+async function spawnOnce(
+  options: SpawnDevServerOptions,
+  executablePath: string,
+  port: number,
+  httpPort: number,
+): Promise<DevServerProcess> {
   const namespace = options.namespace ?? 'default';
   const dbFilename = options.inMemory ? undefined : devServerDbFilename(options);
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--namespace', namespace];
+  args.push('--http-port', String(httpPort));
   args.push('--log-format', 'text', '--log-level', 'warn');
   for (const value of [...DEV_SERVER_DYNAMIC_CONFIG, ...DEV_SERVER_TUNING, ...(options.dynamicConfig ?? [])])
     args.push('--dynamic-config-value', value);
@@ -152,7 +190,7 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
   if (options.uiPort !== undefined) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
 
-  const child = spawn(executable.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(executablePath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   // A Go crash prints its reason first and then every goroutine's stack, which pushes the reason out of the tail:
   // the first such reason is kept apart.
@@ -195,8 +233,10 @@ export async function spawnDevServer(options: SpawnDevServerOptions = {}): Promi
   try {
     await waitUntilReady(port, namespace, options.readyTimeoutMs ?? 30_000, () => exitInfo);
   } catch (err) {
+    const early = exitInfo !== undefined;
     await stop({ signal: 'SIGKILL' });
-    throw new Error(`${(err as Error).message}\n--- temporal server output ---\n${output()}`);
+    const message = `${(err as Error).message}\n--- temporal server output ---\n${output()}`;
+    throw early ? new EarlyExit(message) : new Error(message);
   }
   return {
     address,

@@ -5,6 +5,7 @@
  * keeps the crash's reason in its error.
  */
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDevServerEnv,
   createTimeSkippingEnv,
+  getFreePort,
   spawnDevServer,
   startDevServer,
   type DevServerProcess,
@@ -196,6 +198,44 @@ describe('dev server as a child process on SQLite', () => {
       await running;
       await nativeConnection.close();
       await connection.close();
+    }
+  });
+});
+
+describe('dev server whose port is taken between our choice and its bind', () => {
+  it('starts again on fresh ports and serves', async () => {
+    // Another process holds the port the first start is told to use for its HTTP API, as happens when a port
+    // found free is taken before the server binds it (the server then exits, or panics, before it is ready).
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as net.AddressInfo).port;
+    const picked: number[] = [];
+    let server: DevServerProcess | undefined;
+    try {
+      server = await spawnDevServer({
+        inMemory: true,
+        pickPort: async () => {
+          const port = picked.length === 1 ? taken : await getFreePort();
+          picked.push(port);
+          return port;
+        },
+      });
+      // Two ports a start: the first start got the taken one for HTTP, the second two fresh ones.
+      expect(picked).toHaveLength(4);
+      expect(picked[1]).toBe(taken);
+      expect(server.port).toBe(picked[2]);
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        const { namespaceInfo } = await connection.workflowService.describeNamespace({
+          namespace: 'default',
+        });
+        expect(namespaceInfo?.name).toBe('default');
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await server?.stop({ signal: 'SIGKILL' });
+      await new Promise((resolve) => holder.close(resolve));
     }
   });
 });
