@@ -78,16 +78,18 @@ export function devServerDbFilename(options: Pick<DevServerOptions, 'dataDir' | 
 export async function startDevServer(options: DevServerOptions = {}): Promise<EmbeddedDevServer> {
   const dbFilename = devServerDbFilename(options);
   const namespace = options.namespace ?? 'default';
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: options.executable ?? resolveTemporalCli(),
-      dbFilename,
-      ip: HOST,
-      port: options.port,
-      namespace,
-      ...(options.uiPort !== undefined ? { ui: true, uiPort: options.uiPort } : { ui: false }),
-    },
-  });
+  const env = await startingAgain(3, () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: options.executable ?? resolveTemporalCli(),
+        dbFilename,
+        ip: HOST,
+        port: options.port,
+        namespace,
+        ...(options.uiPort !== undefined ? { ui: true, uiPort: options.uiPort } : { ui: false }),
+      },
+    }),
+  );
   return {
     address: env.address,
     namespace,
@@ -308,4 +310,19 @@ export function getFreePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Runs `start` up to `attempts` times until it succeeds. The SDK chooses a free port and hands it to the server, which
+ * fails to start when another process has taken it in between (or one of the ports the server picks itself): the
+ * next start chooses again.
+ */
+export async function startingAgain<T>(attempts: number, start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+    }
+  }
 }

@@ -9,7 +9,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTE_KEYS } from '../contract/searchAttributes';
 import { resolveTemporalCli, resolveTestServer } from './binaries';
-import { DEV_SERVER_TUNING, devServerDbFilename } from './devServer';
+import { DEV_SERVER_TUNING, devServerDbFilename, startingAgain } from './devServer';
 
 export interface TimeSkippingEnvOptions {
   /** Let the SDK download the test server when none is found. Default false. */
@@ -21,7 +21,7 @@ export function createTimeSkippingEnv(
   options: TimeSkippingEnvOptions = {},
 ): Promise<TestWorkflowEnvironment> {
   const executable = resolveTestServer({ allowDownload: options.allowDownload ?? false });
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
+  return startingAgain(3, () => TestWorkflowEnvironment.createTimeSkipping({ server: { executable } }));
 }
 
 export interface DevServerEnvOptions {
@@ -36,18 +36,20 @@ export interface DevServerEnvOptions {
 /** The Temporal CLI dev server on 127.0.0.1, headless. Throws when the binary is missing. */
 export function createDevServerEnv(options: DevServerEnvOptions = {}): Promise<TestWorkflowEnvironment> {
   const executable = resolveTemporalCli({ allowDownload: options.allowDownload ?? false });
-  return TestWorkflowEnvironment.createLocal({
-    server: {
-      executable,
-      ip: '127.0.0.1',
-      extraArgs: DEV_SERVER_TUNING.flatMap((value) => ['--dynamic-config-value', value]),
-      searchAttributes: SEARCH_ATTRIBUTE_KEYS,
-      port: options.port,
-      namespace: options.namespace,
-      dbFilename:
-        options.dbFilename === undefined
-          ? undefined
-          : devServerDbFilename({ dbFilename: options.dbFilename }),
-    },
-  });
+  return startingAgain(3, () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable,
+        ip: '127.0.0.1',
+        extraArgs: DEV_SERVER_TUNING.flatMap((value) => ['--dynamic-config-value', value]),
+        searchAttributes: SEARCH_ATTRIBUTE_KEYS,
+        port: options.port,
+        namespace: options.namespace,
+        dbFilename:
+          options.dbFilename === undefined
+            ? undefined
+            : devServerDbFilename({ dbFilename: options.dbFilename }),
+      },
+    }),
+  );
 }
