@@ -503,6 +503,18 @@ describe('watch --stream', () => {
     await sessions.start(id, { model: { provider: 'scripted', steps: [{ text: answer, streamMs: 8_000 }] } });
     const watchJson = spawnCli(['watch', id, '--stream', '--json'], cliVars);
     const watchText = spawnCli(['watch', id, '--stream'], cliVars);
+    // Both watchers follow the session before the answer starts: a watcher that a loaded machine starts late would
+    // see only the end of the answer. An inject (it wakes nothing) is the first line each prints.
+    await sessions.inject(id, { content: 'context first', source: { kind: 'plugin', plugin: 'test' } });
+    for (const [watcher, what] of [
+      [watchJson, 'watch --stream --json'],
+      [watchText, 'watch --stream'],
+    ] as const)
+      await until(
+        () => watcher.stdout(),
+        (out) => out.trim() !== '',
+        `the inject in ${what}`,
+      );
     await sessions.followup(id, 'go');
     const lines = (out: string) =>
       out
