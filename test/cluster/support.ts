@@ -3,14 +3,13 @@
  * worker process (`node bin/agent-sessions.js worker`) and running the real CLI against the cluster, and polling
  * with a deadline (never fixed sleeps). Not deterministic: spawns processes and reads the clock.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import os from 'node:os';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { eventually } from '../support/eventually';
+import { CLI, processEnv, ROOT } from '../support/workerProcess';
 
-export const ROOT = path.resolve(__dirname, '../..');
-export const CLI = path.join(ROOT, 'bin/agent-sessions.js');
+export { CLI, processEnv, ROOT, startWorker, type WorkerProcess } from '../support/workerProcess';
 export const SCRIPT = path.join(ROOT, 'scripts/cluster.sh');
 
 const run = promisify(execFile);
@@ -36,68 +35,6 @@ export async function clusterEnv(): Promise<Record<string, string>> {
       .split('\n')
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
-}
-
-/**
- * The environment of a worker or CLI process: the test's own, without any Temporal connection or TLS variable it
- * may carry, plus `env`.
- */
-export function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_') && name !== 'TASK_QUEUE'),
-  );
-  return { ...base, AGENT_SESSIONS_TOOLSETS: 'testing', ...env };
-}
-
-export interface WorkerProcess {
-  child: ChildProcess;
-  /** The Temporal identity of the worker (the SDK default, pid@hostname). */
-  identity: string;
-  exited: Promise<void>;
-  output(): string;
-}
-
-/**
- * Starts `agent-sessions worker` with `env` (TEMPORAL_ADDRESS, TASK_QUEUE, TLS settings…), adds it to `workers`
- * (removed when it exits), and resolves once it polls (its banner names the task queue). Rejects with its output
- * when it exits first.
- */
-export async function startWorker(
-  env: Record<string, string>,
-  workers: Set<WorkerProcess>,
-): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: processEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const worker: WorkerProcess = {
-    child,
-    identity: `${child.pid}@${os.hostname()}`,
-    exited,
-    output: () => tail,
-  };
-  workers.add(worker);
-  void exited.then(() => workers.delete(worker));
-  // The worker prints its banner (`agent-sessions worker: <address> namespace=… task-queue=…`) right before it
-  // starts polling; a worker that fails prints `agent-sessions worker: <error>` and exits.
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${tail}`);
-      return /agent-sessions worker: .* task-queue=/.test(tail);
-    },
-    (ready) => ready,
-    'a worker to start',
-    120_000,
-  );
-  return worker;
 }
 
 /** What a process printed and how it ended. */

@@ -11,7 +11,6 @@
  * The model must be installed: under CI a missing model fails here (`.ci/run`'s setup phase should have failed
  * first); elsewhere the file is skipped with the command to run. Needs `npm run build` (npm test runs it first).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -36,9 +35,8 @@ import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
 import { createSessionWorker } from '../../src/worker';
 import { eventually } from '../support/eventually';
+import { killWorker, ROOT, startWorker, type WorkerProcess } from '../support/workerProcess';
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'bin/agent-sessions.js');
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 const MODEL = defaultLocalModelPath();
 const installed = MODEL !== undefined && existsSync(MODEL);
@@ -140,11 +138,7 @@ const textOf = (e: Extract<SessionEvent, { type: 'assistant/message' }>) =>
 
 // ---- real worker processes (the CLI), for the crash ----
 
-interface CliWorker {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-const cliWorkers = new Set<CliWorker>();
+const cliWorkers = new Set<WorkerProcess>();
 const cliQueue = `e2e-cli-${randomUUID()}`;
 
 function killAll(): void {
@@ -152,38 +146,17 @@ function killAll(): void {
 }
 
 /** Starts `agent-sessions worker` (demo tools, the local provider from its defaults); resolves once it polls. */
-async function startCliWorker(): Promise<CliWorker> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+function startCliWorker(): Promise<WorkerProcess> {
+  return startWorker(
+    {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: 'default',
       TASK_QUEUE: cliQueue,
       AGENT_SESSIONS_TOOLSETS: 'demo',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const w: CliWorker = { child, exited };
-  cliWorkers.add(w);
-  void exited.then(() => cliWorkers.delete(w));
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${tail}`);
-      return tail.includes('agent-sessions worker:');
-    },
-    (ready) => ready,
-    'the CLI worker to start',
+    cliWorkers,
     60_000,
   );
-  return w;
 }
 
 /** Attempt numbers with which the session's model activities started (from the workflow history). */
@@ -261,8 +234,7 @@ describe.skipIf(!installed)('a real model (local provider) drives durable sessio
       (text) => text.length > 0,
       'the first decoded text in a heartbeat',
     );
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await killWorker(first);
     await startCliWorker();
     const events = await settled(client, id, 1, 150_000);
 

@@ -14,7 +14,6 @@
  * Timing: each kill costs the 10 s heartbeat timeout (src/workflows/activities.ts) plus the retry backoff; a retried
  * 503 carries `retry-after-ms: 1`, so genuine failures retry at once. Needs `npm run build` and the Temporal CLI.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -28,9 +27,13 @@ import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
 import { FakeModelServer } from '../providers/fakeModelServer';
 import { eventually } from '../support/eventually';
+import {
+  killWorker,
+  ROOT,
+  startWorker as startCliWorker,
+  type WorkerProcess,
+} from '../support/workerProcess';
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'bin/agent-sessions.js');
 const taskQueue = `budget-${randomUUID()}`;
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
@@ -39,47 +42,25 @@ let server: DevServerProcess;
 let connection: Connection;
 let sessions: SessionClient;
 let model: FakeModelServer;
-const workers = new Set<ChildProcess>();
+const workers = new Set<WorkerProcess>();
 
 /** Starts `agent-sessions worker` (testing toolset, the fake model as openai-compatible); resolves once it polls. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+function startWorker(): Promise<WorkerProcess> {
+  return startCliWorker(
+    {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: 'default',
       TASK_QUEUE: taskQueue,
-      AGENT_SESSIONS_TOOLSETS: 'testing',
       OPENAI_COMPATIBLE_BASE_URL: model.url,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let out = '';
-  const keep = (chunk: Buffer) => {
-    out = (out + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${out}`);
-      return out.includes('agent-sessions worker:');
-    },
-    (ready) => ready,
-    'the worker to start',
+    workers,
     30_000,
   );
-  return child;
 }
 
 /** SIGKILLs the worker and starts another at once (it polls by the time the heartbeat timeout fires). */
-async function killAndReplace(worker: ChildProcess): Promise<ChildProcess> {
-  const gone = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill('SIGKILL');
-  await gone;
+async function killAndReplace(worker: WorkerProcess): Promise<WorkerProcess> {
+  await killWorker(worker);
   return startWorker();
 }
 
@@ -134,15 +115,13 @@ beforeAll(async () => {
 });
 
 function killAll(): void {
-  for (const w of workers) w.kill('SIGKILL');
+  for (const w of workers) w.child.kill('SIGKILL');
 }
 
 afterAll(async () => {
   const all = [...workers];
   killAll();
-  await Promise.all(
-    all.map((w) => (w.exitCode === null ? new Promise((r) => w.once('exit', r)) : undefined)),
-  );
+  await Promise.all(all.map((w) => w.exited));
   await connection?.close();
   await server?.stop({ signal: 'SIGKILL' });
   await model?.close();
@@ -206,6 +185,6 @@ describe('worker loss does not use up the retry budget', { timeout: 120_000 }, (
     expect(model.requests).toHaveLength(6);
     expect(await finalAttempts(id, 'modelStep')).toEqual([6]);
     expect(events.filter((e) => e.type === 'assistant/message')).toEqual([]);
-    expect(worker.exitCode).toBeNull();
+    expect(worker.child.exitCode).toBeNull();
   });
 });

@@ -11,7 +11,6 @@
  * to the shared queue after the sticky schedule-to-start timeout (10 s). Scripted delays are 3 s. Needs `npm run
  * build` (npm test runs it first) and the Temporal CLI (`npm run setup`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,9 +23,13 @@ import { spawnDevServer, type DevServerProcess } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { assertLogValid } from '../../src/testing';
 import { eventually } from '../support/eventually';
+import {
+  killWorker,
+  ROOT,
+  startWorker as startCliWorker,
+  type WorkerProcess,
+} from '../support/workerProcess';
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'bin/agent-sessions.js');
 const taskQueue = `crash-${randomUUID()}`;
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
@@ -36,51 +39,13 @@ let connection: Connection;
 let sessions: SessionClient;
 const workers = new Set<WorkerProcess>();
 
-interface WorkerProcess {
-  child: ChildProcess;
-  exited: Promise<void>;
-  output(): string;
-}
-
 /** Starts `agent-sessions worker` against the dev server and resolves once it is polling. */
-async function startWorker(): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TASK_QUEUE: taskQueue,
-      AGENT_SESSIONS_TOOLSETS: 'testing',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const worker: WorkerProcess = { child, exited, output: () => tail };
-  workers.add(worker);
-  void exited.then(() => workers.delete(worker));
-  // The worker prints its banner after the workflow bundle is built, right before it starts polling.
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${tail}`);
-      return tail.includes('agent-sessions worker:');
-    },
-    (ready) => ready,
-    'the worker to start',
+function startWorker(): Promise<WorkerProcess> {
+  return startCliWorker(
+    { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', TASK_QUEUE: taskQueue },
+    workers,
     30_000,
   );
-  return worker;
-}
-
-async function kill(worker: WorkerProcess): Promise<void> {
-  worker.child.kill('SIGKILL');
-  await worker.exited;
 }
 
 async function ensureWorker(): Promise<WorkerProcess> {
@@ -173,7 +138,7 @@ describe('a worker killed with SIGKILL', { timeout: 90_000 }, () => {
     });
     await sessions.followup(id, { id: 'm-P', content: 'P' });
     await activityRunning(id, 'modelStep');
-    await kill(first);
+    await killWorker(first);
     await startWorker();
     const events = await settleWithin(id, 1, 45_000);
     expectNothingDoubled(events);
@@ -200,7 +165,7 @@ describe('a worker killed with SIGKILL', { timeout: 90_000 }, () => {
     });
     await sessions.followup(id, 'P');
     await activityRunning(id, 'executeTool');
-    await kill(first);
+    await killWorker(first);
     await startWorker();
     const events = await settleWithin(id, 1, 45_000);
     expectNothingDoubled(events);
@@ -229,7 +194,7 @@ describe('a worker killed with SIGKILL', { timeout: 90_000 }, () => {
     // The second request would pass 30 % of 256 tokens: the loop compacts first.
     await sessions.followup(id, { id: 'm-2', content: long('b') });
     await activityRunning(id, 'compactTranscript');
-    await kill(first);
+    await killWorker(first);
     await startWorker();
     const events = await settleWithin(id, 2, 45_000);
     expectNothingDoubled(events);
@@ -246,7 +211,7 @@ describe('a worker killed with SIGKILL', { timeout: 90_000 }, () => {
     await sessions.start(id);
     await sessions.followup(id, { id: 'm-1', content: 'one' });
     await settleWithin(id, 1, 20_000);
-    await kill(first);
+    await killWorker(first);
     await sessions.followup(id, { id: 'm-2', content: 'two' });
     await startWorker();
     const events = await settleWithin(id, 2, 45_000);

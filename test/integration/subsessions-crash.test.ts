@@ -3,7 +3,6 @@
  * `agent-sessions worker` processes against a dev server. The child's model call is retried on a new worker, the
  * child's turn completes once, and the parent's delegate call commits the child's answer once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,9 +16,13 @@ import type { SessionEvent } from '../../src/domain/events';
 import { textOf } from '../../src/domain/messages';
 import { assertLogValid } from '../../src/testing';
 import { eventually } from '../support/eventually';
+import {
+  killWorker,
+  ROOT,
+  startWorker as startCliWorker,
+  type WorkerProcess,
+} from '../support/workerProcess';
 
-const ROOT = path.resolve(__dirname, '../..');
-const CLI = path.join(ROOT, 'bin/agent-sessions.js');
 const taskQueue = `crash-sub-${randomUUID()}`;
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
 
@@ -27,41 +30,20 @@ let dataDir: string;
 let server: DevServerProcess;
 let connection: Connection;
 let sessions: SessionClient;
-const workers = new Set<{ child: ChildProcess; exited: Promise<void> }>();
+const workers = new Set<WorkerProcess>();
 
 /** Starts `agent-sessions worker` (testing and subsessions toolsets) and resolves once it is polling. */
-async function startWorker(): Promise<{ child: ChildProcess; exited: Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+function startWorker(): Promise<WorkerProcess> {
+  return startCliWorker(
+    {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_NAMESPACE: 'default',
       TASK_QUEUE: taskQueue,
       AGENT_SESSIONS_TOOLSETS: 'testing,subsessions',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const keep = (chunk: Buffer) => {
-    tail = (tail + chunk.toString()).slice(-20_000);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const worker = { child, exited };
-  workers.add(worker);
-  void exited.then(() => workers.delete(worker));
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`worker exited early (code ${child.exitCode}):\n${tail}`);
-      return tail.includes('agent-sessions worker:');
-    },
-    (ready) => ready,
-    'the worker to start',
+    workers,
     30_000,
   );
-  return worker;
 }
 
 function killAll(): void {
@@ -122,8 +104,7 @@ describe('a worker killed with SIGKILL during a sub-session', { timeout: 90_000 
       "the sub-session's model call to run",
       20_000,
     );
-    first.child.kill('SIGKILL');
-    await first.exited;
+    await killWorker(first);
     await startWorker();
 
     await eventually(
