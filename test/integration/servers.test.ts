@@ -1,8 +1,8 @@
 /**
  * Proves the Temporal servers the project runs are real: the time-skipping test server skips a one-day timer, the
  * dev server runs the same workflow, and a dev server killed with SIGKILL and started again on the same SQLite file
- * finishes a workflow started before the kill (the activity ran once, the timer survived); a server that crashes
- * keeps the crash's reason in its error.
+ * finishes a workflow started before the kill (the activity ran once, the timer survived); a server whose port was
+ * taken before it bound it starts again on fresh ports; a server that crashes keeps the crash's reason in its error.
  */
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
