@@ -19,6 +19,7 @@ import { runTool, ToolRegistry, type ToolMessage, type ToolRuntime } from './too
 import { isMcpSelector } from './mcp/names';
 import type { McpTools } from './mcp/tools';
 import { compact } from './compaction';
+import { capToolResult, checkAnswer, resultCaps, type ResultCaps } from './resultSizes';
 import type {
   CompactionInput,
   CompactionResult,
@@ -71,6 +72,16 @@ export interface ActivityDeps {
   readRefs?: RefReader;
   /** Cross-session references: the policy and the snapshot size limit (./sessionRefs.ts). */
   sessionRefs?: SessionRefOptions;
+  /**
+   * Most UTF-8 bytes of one model answer's text, reasoning and tool-call arguments (default 1 MiB, at most
+   * 1,966,080): a stream is cut there and the turn ends `MODEL_ANSWER_TOO_LARGE` (./resultSizes.ts).
+   */
+  maxAnswerBytes?: number;
+  /**
+   * Most bytes of one tool result's JSON (default 1.5 MiB, at most 1,966,080): a larger result becomes a
+   * `TOOL_RESULT_TOO_LARGE` error the model reads.
+   */
+  maxToolResultBytes?: number;
 }
 
 /** Reads model-visible entries from a session's run through the activity's Temporal client: its query. */
@@ -98,6 +109,7 @@ export { GENUINE_ATTEMPTS } from './attempts';
 export type { ScheduledDelivery } from './schedules';
 
 export function createActivities(deps: ActivityDeps) {
+  const caps = resultCaps(deps);
   const transcripts =
     deps.transcripts ??
     new TranscriptCache(
@@ -158,7 +170,7 @@ export function createActivities(deps: ActivityDeps) {
     const messages = await transcripts.assemble({ ...input, newEntries });
     const toolSpecs = await specsOf(input.tools);
     // Watchers read the text so far from the heartbeat details (SessionClient.stream): they name the step.
-    const ctx = activityCallContext(attempt);
+    const ctx = activityCallContext(attempt, caps);
     const where = { turn: input.turn, step: input.step };
     const heartbeat = (details?: unknown) =>
       ctx.heartbeat(
@@ -166,7 +178,11 @@ export function createActivities(deps: ActivityDeps) {
           ? { ...details, ...where }
           : details,
       );
-    const answered = await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat });
+    const answered = checkAnswer(
+      provider.name,
+      await provider.step({ ...request, model, toolSpecs, messages }, { ...ctx, heartbeat }),
+      caps.maxAnswerBytes,
+    );
     const result = priced(model, answered);
     return toolSpecs.length ? { ...result, tools: toolsOffered(toolSpecs) } : result;
   }
@@ -185,7 +201,10 @@ export function createActivities(deps: ActivityDeps) {
     // A scripted compactor answers from its own script, outside the session's recorded requests.
     const provider = model.provider === 'scripted' ? new ScriptedProvider() : providerOf(model);
     const projection = await transcripts.assemble(input);
-    return priced(model, await compact(input, model, provider, projection, activityCallContext(attempt)));
+    return priced(
+      model,
+      await compact(input, model, provider, projection, activityCallContext(attempt, caps)),
+    );
   }
 
   return {
@@ -269,12 +288,13 @@ export function createActivities(deps: ActivityDeps) {
     snapshotSessionRef: sessionRefActivity(deps.sessionRefs),
 
     /**
-     * One tool call; every tool failure is returned as data for the model to read. The call heartbeats every second
-     * by itself, so only a lost worker (or a tool blocking the event loop) times it out.
+     * One tool call; every tool failure is returned as data for the model to read, and so is a result over the
+     * worker's `maxToolResultBytes` (`TOOL_RESULT_TOO_LARGE`). The call heartbeats every second by itself, so only a
+     * lost worker (or a tool blocking the event loop) times it out.
      */
     async executeTool(input: ToolExecInput): Promise<ToolExecResult> {
-      return withAttemptBudget(GENUINE_ATTEMPTS.executeTool, (attempt) => {
-        const base = activityCallContext(attempt);
+      return withAttemptBudget(GENUINE_ATTEMPTS.executeTool, async (attempt) => {
+        const { maxAnswerBytes: _answers, ...base } = activityCallContext(attempt, caps);
         // Messages a tool sends into its own session get ids derived from the call, so a retried activity does not
         // deliver them twice (the session ignores ids it has seen, rule 4).
         let sent = 0;
@@ -294,8 +314,10 @@ export function createActivities(deps: ActivityDeps) {
           inject: (m) => send('inject', m),
           steer: (m) => send('steer', m),
         };
-        if (deps.mcp?.owns(input.name)) return deps.mcp.call(input.name, input.arguments, runtime);
-        return runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
+        const result = deps.mcp?.owns(input.name)
+          ? await deps.mcp.call(input.name, input.arguments, runtime)
+          : await runTool(deps.tools.get(input.name), input.name, input.arguments, runtime);
+        return capToolResult(input.name, result, caps.maxToolResultBytes);
       });
     },
   };
@@ -330,11 +352,12 @@ function hookContext(attempt: Attempt): HookCallContext {
   return { signal: Context.current().cancellationSignal, heartbeat: (d?: unknown) => attempt.beat(d) };
 }
 
-/** What a provider or a tool gets: the abort signal, and heartbeats that carry the attempt's count. */
-function activityCallContext(attempt: Attempt): ModelCallContext {
+/** What a provider or a tool gets: the abort signal, heartbeats that carry the attempt's count, the answer cap. */
+function activityCallContext(attempt: Attempt, caps: ResultCaps): ModelCallContext {
   const ctx = Context.current();
   return {
     signal: ctx.cancellationSignal,
+    maxAnswerBytes: caps.maxAnswerBytes,
     heartbeat: (details?: unknown) => attempt.beat(details),
     sleep: (ms: number) => heartbeatingSleep(ctx, attempt, ms),
   };

@@ -9,9 +9,16 @@ import { FailureTypes } from '../contract';
 import { textOf } from '../domain/messages';
 import type { ModelRequest, ModelStepResult } from './types';
 
-/** What a provider gets besides the request: cancellation and liveness. */
+/** What a provider gets besides the request: cancellation, liveness and the answer's size cap. */
 export interface ModelCallContext {
   signal: AbortSignal;
+  /**
+   * Most UTF-8 bytes of the answer's text, reasoning and tool-call arguments together (the worker's
+   * `maxAnswerBytes`). A streaming provider stops reading there and throws `answerTooLarge` (./resultSizes.ts); a
+   * finished answer over it fails the same way whatever the provider did. Always set by the activity; default
+   * DEFAULT_MAX_ANSWER_BYTES (src/domain/sizes.ts).
+   */
+  maxAnswerBytes?: number;
   heartbeat(details?: unknown): void;
   /** Sleeps, heartbeating; rejects when the activity is cancelled. */
   sleep(ms: number): Promise<void>;

@@ -26,6 +26,7 @@ import {
   McpTools,
   mcpServersFromFile,
   modelsFromConfig,
+  resultCapsFromConfig,
   preloadLocalModel,
   toolsFromToolsets,
 } from '../worker';
@@ -123,6 +124,7 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       tools,
       ...(mcp ? { mcpTools: mcp } : {}),
       hooks,
+      ...resultCapsFromConfig(config),
       ...models,
       ...(config.encryption ? { encryption: config.encryption } : {}),
       ...(tracing ? { tracing } : {}),

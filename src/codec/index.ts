@@ -17,7 +17,7 @@ export {
   KEY_ID_METADATA_KEY,
 } from './aesGcm';
 export { parseEncryptionKey, KEY_BYTES, type EncryptionKey, type EncryptionKeyring } from './keys';
-export { createCodecServer, codecRequestHandler, type CodecServerOptions } from './server';
+export { createCodecServer, codecRequestHandler, CODEC_LIMITS, type CodecServerOptions } from './server';
 
 /**
  * The data converter of an encrypting client or worker: Temporal's default payload converter (JSON) with the

@@ -46,6 +46,16 @@ export const FailureTypes = {
   McpServerUnavailable: 'McpServerUnavailable',
   /** A `budget` update came while the session was not paused at its budget. */
   BudgetRefused: 'BudgetRefused',
+  /**
+   * A model answer (text and tool-call arguments) passed the worker's answer size cap; the stream was cut there.
+   * Not retried.
+   */
+  ModelAnswerTooLarge: 'ModelAnswerTooLarge',
+  /**
+   * The workflow did not send an activity or child workflow whose arguments would pass Temporal's payload limit
+   * (src/workflows/payloadGuard.ts). Not retried.
+   */
+  PayloadTooLarge: 'PayloadTooLarge',
 } as const;
 export type FailureType = (typeof FailureTypes)[keyof typeof FailureTypes];
 
@@ -90,6 +100,12 @@ export const ErrorCodes = {
   SubsessionFailed: 'SUBSESSION_FAILED',
   /** The compaction before a model request failed after its retries (context.maxTokens; the turn ends). */
   CompactionFailed: 'COMPACTION_FAILED',
+  /** A model answer passed the worker's answer size cap (docs/protocol.md, "Sizes"); the turn ends. */
+  ModelAnswerTooLarge: 'MODEL_ANSWER_TOO_LARGE',
+  /** A tool result passed the worker's result size cap; the model reads this error instead of the result. */
+  ToolResultTooLarge: 'TOOL_RESULT_TOO_LARGE',
+  /** An activity's input would have passed Temporal's payload limit, so it was not sent (docs/protocol.md, "Sizes"). */
+  PayloadTooLarge: 'PAYLOAD_TOO_LARGE',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

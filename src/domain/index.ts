@@ -154,6 +154,14 @@ export { afterPreStep, afterStep } from './loop';
 export type { AfterPreStep, StepOutcome } from './loop';
 
 export { ErrorCodes, FailureTypes, codeOf } from './codes';
+export {
+  PAYLOAD_LIMIT_BYTES,
+  DEFAULT_MAX_ANSWER_BYTES,
+  DEFAULT_MAX_TOOL_RESULT_BYTES,
+  MAX_RESULT_CAP_BYTES,
+  utf8Bytes,
+  jsonBytes,
+} from './sizes';
 export type { ErrorCode, FailureType } from './codes';
 
 export {

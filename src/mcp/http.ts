@@ -2,19 +2,22 @@
  * The sessions MCP server over streamable HTTP (the SDK's StreamableHTTPServerTransport, stateless: a fresh server
  * and transport per POST), on a loopback address only, behind a bearer token. Against DNS rebinding, requests whose
  * Host is not the loopback name and port we listen on, or whose Origin (when sent) is not that same origin, are
- * refused (403) before the token is looked at; a missing or wrong token answers 401. Does I/O (an HTTP listener).
+ * refused (403) before the token is looked at; a missing or wrong token answers 401. A body over MCP_MAX_BODY_BYTES
+ * answers 413 before it is read (the SDK's transport checks Content-Length first and stops reading a chunked body at
+ * the cap). Does I/O (an HTTP listener).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { SessionClient } from '../client';
+import { isServedOrigin, servedHosts } from '../http/hosts';
 import { createSessionsMcpServer, type SessionsMcpServerOptions } from './server';
 
 /** The path the MCP endpoint answers on. */
 export const MCP_HTTP_PATH = '/mcp';
-/** Loopback names a client may use in Host and Origin. */
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+/** Largest request body in bytes (4 MiB, the SDK's own default, stated here so the docs have one place to quote). */
+export const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface SessionsMcpHttpOptions extends SessionsMcpServerOptions {
   /** The bearer token every request must carry (`Authorization: Bearer <token>`); at least 16 characters. */
@@ -59,10 +62,11 @@ export async function serveSessionsMcpHttp(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const hostHeader = req.headers.host ?? '';
-    if (!LOOPBACK_NAMES.some((name) => hostHeader === `${name}:${port}`))
+    const hosts = servedHosts(host, port);
+    if (!hosts.includes(hostHeader))
       return reply(res, 403, `forbidden: Host "${hostHeader}" is not this server`);
     const origin = req.headers.origin;
-    if (origin !== undefined && !LOOPBACK_NAMES.some((name) => origin === `http://${name}:${port}`))
+    if (origin !== undefined && !isServedOrigin(origin, hosts))
       return reply(res, 403, `forbidden: Origin "${origin}" is not allowed`);
     const url = new URL(req.url ?? '/', `http://${hostHeader}`);
     if (url.pathname !== MCP_HTTP_PATH)
@@ -78,7 +82,10 @@ export async function serveSessionsMcpHttp(
       return reply(res, 405, 'method not allowed: POST JSON-RPC messages');
     }
     const mcp = createSessionsMcpServer(sessions, opts);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      maxRequestBodySize: MCP_MAX_BODY_BYTES,
+    });
     res.on('close', () => {
       void transport.close();
       void mcp.close();

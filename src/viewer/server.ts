@@ -7,7 +7,8 @@
  * URL the command prints (`/?token=…`); the server answers with an HttpOnly, SameSite=Strict cookie and a redirect to
  * the same page without the token. Scripts may send `Authorization: Bearer <token>` instead. Requests whose Host is
  * not the address the server listens on are refused (DNS rebinding), and so are writes whose Origin is another site.
- * docs/decisions/2026-12-04-viewer.md.
+ * A request body over `maxBodyBytes` is refused (413) before it is read: at once when its Content-Length says so,
+ * as soon as a chunked body passes it otherwise. docs/decisions/2026-12-04-viewer.md.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
@@ -28,6 +30,8 @@ import {
   type SessionListFilters,
 } from '../client';
 import { ApproveInputSchema, CancelInputSchema } from '../domain';
+import { bodyTooLargeMessage } from '../http/bodyLimit';
+import { isServedOrigin, servedHosts } from '../http/hosts';
 
 export type ViewerRole = 'full' | 'read';
 
@@ -41,6 +45,8 @@ export interface ViewerOptions {
   host?: string;
   /** Default 4280; 0 picks a free port. */
   port?: number;
+  /** Largest request body in bytes (default `DEFAULT_VIEWER_MAX_BODY_BYTES`, 2 MiB); a larger one gets 413. */
+  maxBodyBytes?: number;
 }
 
 export interface RunningViewer {
@@ -53,6 +59,12 @@ export interface RunningViewer {
 export const DEFAULT_VIEWER_PORT = 4280;
 const COOKIE = 'agent_sessions_ui';
 const MIN_TOKEN = 16;
+/**
+ * 2 MiB: the largest message the session limits allow (`LIMITS.contentChars` UTF-16 code units) fits even when a
+ * client writes every character as a six-byte `\uXXXX` escape, with room for the other fields; approvals and
+ * cancels are far smaller.
+ */
+export const DEFAULT_VIEWER_MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** How long a silent live stream waits before an SSE comment, so proxies and browsers keep it open. */
 const KEEPALIVE_MS = 15_000;
 
@@ -87,7 +99,9 @@ const SendBodySchema = z.strictObject({
 });
 
 /** Checks the options; throws an Error naming the option and the limit. */
-export function validateViewerOptions(opts: Pick<ViewerOptions, 'token' | 'readToken' | 'port'>): void {
+export function validateViewerOptions(
+  opts: Pick<ViewerOptions, 'token' | 'readToken' | 'port' | 'maxBodyBytes'>,
+): void {
   if (opts.token.length < MIN_TOKEN) throw new Error(`token: at least ${MIN_TOKEN} characters`);
   if (opts.readToken !== undefined && opts.readToken.length < MIN_TOKEN)
     throw new Error(`readToken: at least ${MIN_TOKEN} characters`);
@@ -95,6 +109,8 @@ export function validateViewerOptions(opts: Pick<ViewerOptions, 'token' | 'readT
     throw new Error('readToken: must differ from the access token');
   if (opts.port !== undefined && (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535))
     throw new Error('port: an integer from 0 to 65535');
+  if (opts.maxBodyBytes !== undefined && (!Number.isSafeInteger(opts.maxBodyBytes) || opts.maxBodyBytes < 1))
+    throw new Error('maxBodyBytes: a whole number of bytes from 1');
 }
 
 function sameSecret(given: string, expected: string): boolean {
@@ -161,7 +177,7 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
     }
     if (c.req.method !== 'GET') {
       const origin = c.req.header('origin');
-      if (origin !== undefined && !allowedHosts().some((h) => origin === `http://${h}`))
+      if (origin !== undefined && !isServedOrigin(origin, allowedHosts()))
         return c.json({ error: `origin ${origin} may not write here` }, 403);
       if (role !== 'full')
         return c.json({ error: 'this token can only watch: it cannot send, approve or cancel' }, 403);
@@ -169,6 +185,16 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
     c.set('role', role);
     await next();
   });
+
+  // Every route: a body's Content-Length over the cap is refused unread; a chunked body is cut once it passes it.
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_VIEWER_MAX_BODY_BYTES;
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => c.json({ error: bodyTooLargeMessage(maxBodyBytes), field: 'body' }, 413),
+    }),
+  );
 
   app.get('/', (c) => c.html(page.html, 200, { 'Content-Security-Policy': page.csp }));
   app.get('/app.js', (c) => servePageFile(c, page.files, 'app.js'));
@@ -341,7 +367,7 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   validateViewerOptions(opts);
   const host = opts.host ?? '127.0.0.1';
   let port = opts.port ?? DEFAULT_VIEWER_PORT;
-  const hosts = () => [`${host}:${port}`, ...(host === '127.0.0.1' ? [`localhost:${port}`] : [])];
+  const hosts = () => servedHosts(host, port);
   const app = viewerApp(opts, hosts);
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port }, () => resolve(s));

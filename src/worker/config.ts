@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { KeyringSchema } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE } from '../contract';
+import { MAX_RESULT_CAP_BYTES } from '../domain/sizes';
 import { issueField } from '../domain/util';
 import { ModelPricesSchema, parseModelRef } from '../domain/wire';
 
@@ -39,6 +40,10 @@ export const ENV_VARS = {
     'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
   AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS:
     'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
+  AGENT_SESSIONS_MAX_ANSWER_BYTES:
+    'most UTF-8 bytes of one model answer (text, reasoning and tool-call arguments); a stream is cut there and the turn ends MODEL_ANSWER_TOO_LARGE (default 1048576, at most 1966080)',
+  AGENT_SESSIONS_MAX_TOOL_RESULT_BYTES:
+    'most bytes of one tool result as JSON; a larger one becomes a TOOL_RESULT_TOO_LARGE error the model reads (default 1572864, at most 1966080)',
   AGENT_SESSIONS_MODEL_PRICES:
     'prices of models by label, as JSON: {"openai:gpt-4o-mini": {"inputPerMillion": 0.15, "outputPerMillion": 0.6}} (currency units per million tokens); priced answers carry usage.costMicros, which budgets can limit',
   AGENT_SESSIONS_HOOKS_FILE:
@@ -79,13 +84,21 @@ export const ENV_VARS = {
 
 export type EnvVarName = keyof typeof ENV_VARS;
 
-const DEFAULT_NAMESPACE = 'default';
+/** The namespace clients and workers use when TEMPORAL_NAMESPACE is unset (the cluster tool registers it). */
+export const DEFAULT_NAMESPACE = 'default';
 
 /** LOG_LEVEL values, least severe first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** A cap on an activity's result (src/activities/resultSizes.ts): 1 KiB up to what fits Temporal's payload limit. */
+const ResultCap = z.coerce
+  .number()
+  .int()
+  .min(1024, 'at least 1024 bytes')
+  .max(MAX_RESULT_CAP_BYTES, `at most ${MAX_RESULT_CAP_BYTES} bytes (Temporal's payload limit is 2 MiB)`);
 
 const ConfigSchema = z.object({
   address: z.string().min(1).optional(),
@@ -123,6 +136,8 @@ const ConfigSchema = z.object({
     }),
   }),
   defaultModel: z.string().min(1).optional(),
+  maxAnswerBytes: ResultCap.optional(),
+  maxToolResultBytes: ResultCap.optional(),
   hooksFile: z.string().min(1).optional(),
   modelPrices: ModelPricesSchema.optional(),
   mcpFile: z.string().min(1).optional(),
@@ -176,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       },
     },
     defaultModel: blank(env.AGENT_SESSIONS_DEFAULT_MODEL),
+    maxAnswerBytes: blank(env.AGENT_SESSIONS_MAX_ANSWER_BYTES),
+    maxToolResultBytes: blank(env.AGENT_SESSIONS_MAX_TOOL_RESULT_BYTES),
     hooksFile: blank(env.AGENT_SESSIONS_HOOKS_FILE),
     modelPrices: jsonVar(env, 'AGENT_SESSIONS_MODEL_PRICES'),
     mcpFile: blank(env.AGENT_SESSIONS_MCP_FILE),
@@ -227,6 +244,8 @@ const ENV_NAMES: Record<string, string> = {
   workflowBundle: 'AGENT_SESSIONS_WORKFLOW_BUNDLE',
   mcpFile: 'AGENT_SESSIONS_MCP_FILE',
   modelPrices: 'AGENT_SESSIONS_MODEL_PRICES',
+  maxAnswerBytes: 'AGENT_SESSIONS_MAX_ANSWER_BYTES',
+  maxToolResultBytes: 'AGENT_SESSIONS_MAX_TOOL_RESULT_BYTES',
   logLevel: 'LOG_LEVEL',
   logFormat: 'LOG_FORMAT',
 };

@@ -109,6 +109,16 @@ export interface SessionWorkerOptions {
   /** Most UTF-8 bytes of one reference's snapshot (default 65,536; at most 262,144); a larger one is refused. */
   maxSessionRefBytes?: number;
   /**
+   * Most UTF-8 bytes of one model answer: its text, reasoning and tool-call arguments together (default 1 MiB, at most
+   * 1,966,080). A streamed answer is cut there and the turn ends `MODEL_ANSWER_TOO_LARGE` (docs/protocol.md, "Sizes").
+   */
+  maxAnswerBytes?: number;
+  /**
+   * Most bytes of one tool result's JSON (default 1.5 MiB, at most 1,966,080); a larger result becomes a
+   * `TOOL_RESULT_TOO_LARGE` error the model reads.
+   */
+  maxToolResultBytes?: number;
+  /**
    * The store of transcript entries the sessions on this worker send by reference (the worker's `transcriptRefs`
    * sink fills it; default: a new one). Tests pass their own to empty it, as a restart would.
    */
@@ -190,6 +200,8 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     ...(opts.transcriptCacheSessions !== undefined
       ? { transcriptCacheSessions: opts.transcriptCacheSessions }
       : {}),
+    ...(opts.maxAnswerBytes !== undefined ? { maxAnswerBytes: opts.maxAnswerBytes } : {}),
+    ...(opts.maxToolResultBytes !== undefined ? { maxToolResultBytes: opts.maxToolResultBytes } : {}),
     sessionRefs: {
       ...(opts.sessionRefPolicy ? { policy: opts.sessionRefPolicy } : {}),
       ...(opts.maxSessionRefBytes !== undefined ? { maxBytes: opts.maxSessionRefBytes } : {}),
@@ -343,6 +355,7 @@ export async function runWorkerFromEnv(
     hooks,
     mcpServers,
     ...(config.modelPrices ? { modelPrices: config.modelPrices } : {}),
+    ...resultCapsFromConfig(config),
     ...models,
     ...code,
     ...(config.encryption ? { encryption: config.encryption } : {}),
@@ -376,6 +389,16 @@ export async function runWorkerFromEnv(
     await connection.close();
     await tracing?.shutdown();
   }
+}
+
+/** AGENT_SESSIONS_MAX_ANSWER_BYTES and AGENT_SESSIONS_MAX_TOOL_RESULT_BYTES as worker options (unset: defaults). */
+export function resultCapsFromConfig(
+  config: Config,
+): Pick<SessionWorkerOptions, 'maxAnswerBytes' | 'maxToolResultBytes'> {
+  return {
+    ...(config.maxAnswerBytes !== undefined ? { maxAnswerBytes: config.maxAnswerBytes } : {}),
+    ...(config.maxToolResultBytes !== undefined ? { maxToolResultBytes: config.maxToolResultBytes } : {}),
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Activity proxies with their timeouts and retry policies. Type-only import of the activities (sandbox rule).
  * Model and tool activities heartbeat, so a cancel reaches them within a heartbeat; the default cancellation type
- * (wait for completion) lets a cancelled call settle and commit its result (rule 29).
+ * (wait for completion) lets a cancelled call settle and commit its result (rule 29). Every proxy refuses arguments
+ * over the payload limit before it schedules anything (./payloadGuard.ts).
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities';
 import { FailureTypes } from '../contract';
+import { sizeGuarded } from './payloadGuard';
 
 /**
  * Attempts allowed on top of a call's own budget for attempts lost with their worker (a heartbeat timeout). The
@@ -27,74 +29,82 @@ const nonRetryableErrorTypes = [
   FailureTypes.HookInvalidOutput,
 ];
 
-export const modelActivities = proxyActivities<Pick<SessionActivities, 'modelStep' | 'compactTranscript'>>({
-  startToCloseTimeout: '10 minutes',
-  scheduleToCloseTimeout: '1 hour',
-  heartbeatTimeout: '10 seconds',
-  // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 5 + WORKER_LOSS_RETRIES,
-    nonRetryableErrorTypes,
-  },
-});
+export const modelActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'modelStep' | 'compactTranscript'>>({
+    startToCloseTimeout: '10 minutes',
+    scheduleToCloseTimeout: '1 hour',
+    heartbeatTimeout: '10 seconds',
+    // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 5 + WORKER_LOSS_RETRIES,
+      nonRetryableErrorTypes,
+    },
+  }),
+);
 
-export const toolActivities = proxyActivities<Pick<SessionActivities, 'executeTool'>>({
-  startToCloseTimeout: '30 minutes',
-  scheduleToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 3 + WORKER_LOSS_RETRIES,
-    nonRetryableErrorTypes,
-  },
-});
+export const toolActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'executeTool'>>({
+    startToCloseTimeout: '30 minutes',
+    scheduleToCloseTimeout: '2 hours',
+    heartbeatTimeout: '10 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 3 + WORKER_LOSS_RETRIES,
+      nonRetryableErrorTypes,
+    },
+  }),
+);
 
-export const setupActivities = proxyActivities<
-  Pick<SessionActivities, 'describeTools' | 'describeHooks' | 'checkApprovals'>
->({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes },
-});
+export const setupActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'describeTools' | 'describeHooks' | 'checkApprovals'>>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', maximumAttempts: 5, nonRetryableErrorTypes },
+  }),
+);
 
 /**
  * Hook calls (pre-step listeners and post-tool hooks). Fewer attempts than model calls: a hook that keeps failing
  * ends its turn (pre-step) or withholds its tool's result (post-tool) within seconds. A cancelled hook has no
  * result to commit, so the workflow does not wait for it to settle.
  */
-export const hookActivities = proxyActivities<Pick<SessionActivities, 'preStepHook' | 'postToolHook'>>({
-  startToCloseTimeout: '5 minutes',
-  scheduleToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.TRY_CANCEL,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 3 + WORKER_LOSS_RETRIES,
-    nonRetryableErrorTypes,
-  },
-});
+export const hookActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'preStepHook' | 'postToolHook'>>({
+    startToCloseTimeout: '5 minutes',
+    scheduleToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '10 seconds',
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 3 + WORKER_LOSS_RETRIES,
+      nonRetryableErrorTypes,
+    },
+  }),
+);
 
 /**
  * The delivery of a schedule's firing (src/workflows/scheduled.ts). Its message keeps its id across attempts, so
  * retrying a delivery that reached the session is a duplicate; a session that refuses it (disposed, invalid config)
  * fails the firing at once.
  */
-export const scheduleActivities = proxyActivities<Pick<SessionActivities, 'deliverScheduled'>>({
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '30 minutes',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes,
-  },
-});
+export const scheduleActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'deliverScheduled'>>({
+    startToCloseTimeout: '1 minute',
+    scheduleToCloseTimeout: '30 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 10,
+      nonRetryableErrorTypes,
+    },
+  }),
+);

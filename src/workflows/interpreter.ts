@@ -49,6 +49,7 @@ import type { SessionConfig } from '../domain/wire';
 import { applyPostToolHooks, runPreStep, type PreStepListener } from '../domain/waterfall';
 import { modelLabel } from '../domain/wire';
 import { modelActivities, setupActivities, toolActivities } from './activities';
+import { oversized } from './payloadGuard';
 import { errorInfo, failureType } from './errors';
 import { postToolHookCall, preStepHookListener } from './hooks';
 import { stageSessionRefs } from './sessionRefs';
@@ -394,6 +395,8 @@ export class EffectInterpreter {
     const turnScope = CancellationScope.current();
     return CancellationScope.nonCancellable(async () => {
       try {
+        const tooLarge = oversized('sub-session start', [d.config]);
+        if (tooLarge) throw tooLarge;
         const handle = await startChild<(config: SessionConfig) => Promise<SubsessionOutcome | undefined>>(
           this.info.workflowType,
           {

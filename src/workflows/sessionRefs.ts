@@ -11,17 +11,20 @@ import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities';
 import { makeUserMessage, type UserMessage } from '../domain/messages';
 import { refsOf, snapshotSource } from '../domain/sessionRefs';
+import { sizeGuarded } from './payloadGuard';
 
-const refActivities = proxyActivities<Pick<SessionActivities, 'snapshotSessionRef'>>({
-  startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '5 minutes',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 3,
-  },
-});
+const refActivities = sizeGuarded(
+  proxyActivities<Pick<SessionActivities, 'snapshotSessionRef'>>({
+    startToCloseTimeout: '1 minute',
+    scheduleToCloseTimeout: '5 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '10 seconds',
+      maximumAttempts: 3,
+    },
+  }),
+);
 
 export type StagedBatch = { kind: 'enter'; batch: UserMessage[] } | { kind: 'reject'; reason: string };
 

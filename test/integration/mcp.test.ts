@@ -14,6 +14,7 @@ import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
 import { toModelMessages } from '../../src/activities/providers/messages';
 import { exportHistory, replayHistories } from '../../src/testing';
 import type { SessionEvent } from '../../src/domain/events';
@@ -31,6 +32,8 @@ let http: Server;
 const seenAuthorization: string[] = [];
 /** How many more `tools/call` requests the HTTP server answers 503 (a server failing, then back or not). */
 let failCalls = 0;
+/** `initialize` requests by path: how many times a client connected to it. */
+const initializes = new Map<string, number>();
 
 /** The streamable-HTTP server (stateless: one McpServer per request); records the Authorization it gets. */
 async function startHttpServer(): Promise<string> {
@@ -48,9 +51,14 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return text ? (JSON.parse(text) as unknown) : undefined;
 }
 
-/** One request: a fresh McpServer with `whoami`, or 503 for a `tools/call` while `failCalls` says so. */
+/**
+ * One request: a fresh McpServer with `whoami` and `big`, or 503 for a `tools/call` while `failCalls` says so. On
+ * `/json` it answers a call as one JSON body, elsewhere as an SSE stream (the two ways a streamable-HTTP server may).
+ */
 function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-  if ((body as { method?: string } | undefined)?.method === 'tools/call' && failCalls > 0) {
+  const method = (body as { method?: string } | undefined)?.method;
+  if (method === 'initialize') initializes.set(String(req.url), (initializes.get(String(req.url)) ?? 0) + 1);
+  if (method === 'tools/call' && failCalls > 0) {
     failCalls -= 1;
     res.writeHead(503).end('unavailable for a moment');
     return;
@@ -61,7 +69,15 @@ function serveMcp(req: IncomingMessage, res: ServerResponse, body: unknown): voi
     { description: 'Says which Authorization header the request carried.', inputSchema: {} },
     () => ({ content: [{ type: 'text', text: `authorization: ${String(req.headers.authorization)}` }] }),
   );
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  server.registerTool(
+    'big',
+    { description: 'Answers with `bytes` bytes of text.', inputSchema: { bytes: z.number().int() } },
+    ({ bytes }) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] }),
+  );
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: req.url === '/json',
+  });
   res.on('close', () => {
     void transport.close();
     void server.close();
@@ -94,7 +110,10 @@ beforeAll(async () => {
       crashy: fixture('crashy'),
       late: fixture('late', { FIXTURE_REQUIRE_FILE: path.join(tmp, 'late-ready') }),
       collide: fixture('collide', { FIXTURE_COLLIDE: '1' }),
+      huge: fixture('huge'),
       web: { url, headers: { Authorization: 'Bearer ${MCP_TEST_TOKEN}' } },
+      bigsse: { url: url.replace(/\/mcp$/, '/sse') },
+      bigjson: { url: url.replace(/\/mcp$/, '/json') },
     },
   });
 });
@@ -248,6 +267,58 @@ describe('MCP tools', () => {
     expect(r?.error?.code).toBe('MCP_SERVER_UNAVAILABLE');
     expect(r?.error?.message).toContain('MCP server "web" is unavailable');
   });
+
+  // Issue 33: a 50 MB result ended as MCP_SERVER_UNAVAILABLE "Connection closed" over stdio (the SDK's reader refuses
+  // a line over 10 MiB by killing the server; each retry started it again), and over HTTP was read whole. Now the
+  // worker drops it past the server's message limit (default 10 MiB) as it arrives and the model reads its size.
+  // `connects` counts how often the worker connected to each server (a stdio server started, an HTTP initialize).
+  const connects: Record<string, () => number> = {
+    huge: () => readdirSync(stateOf('huge')).filter((f) => f.startsWith('started-')).length,
+    bigsse: () => initializes.get('/sse') ?? 0,
+    bigjson: () => initializes.get('/json') ?? 0,
+  };
+  for (const [server, next, answer] of [
+    ['huge', { name: 'huge__echo', args: { text: 'after' } }, 'echo: after'],
+    ['bigsse', { name: 'bigsse__whoami', args: {} }, 'authorization: undefined'],
+    ['bigjson', { name: 'bigjson__whoami', args: {} }, 'authorization: undefined'],
+  ] as const)
+    it(`a 50 MB result of ${server} is a TOOL_RESULT_TOO_LARGE error naming its size; the model answers and the next call works`, async () => {
+      const s = t.sessions();
+      const id = `mcp-big-${server}`;
+      await s.start(id, {
+        tools: [`mcp:${server}`],
+        model: {
+          provider: 'scripted',
+          steps: [
+            { toolCalls: [{ name: `${server}__big`, args: { bytes: 50_000_000 } }] },
+            { toolCalls: [next] },
+            { text: 'done' },
+          ],
+        },
+      });
+      await s.followup(id, 'go');
+      const events = await settle(s, id);
+      const [big, after] = results(events);
+      expect(results(events)).toHaveLength(2);
+      expect(big?.error?.code).toBe('TOOL_RESULT_TOO_LARGE');
+      // The size the server sent (the text and its JSON-RPC envelope) and the limit that refused it.
+      expect(big?.error?.message).toMatch(
+        new RegExp(
+          `^the result of tool "${server}__big" is 47\\.7 MB \\(50000\\d{3} bytes as MCP server "${server}" sent it\\), over the limit of 10\\.0 MB \\(10485760 bytes`,
+        ),
+      );
+      expect(text(big)).toBe(`error: ${big?.error?.message}`);
+      expect(after?.error).toBeUndefined();
+      expect(text(after)).toBe(answer);
+      expect(turnEnds(events)).toEqual([{ kind: 'completed' }]);
+      // The model read the error, then made the next call, then answered.
+      const requests = t.recorder.requests(id);
+      expect(requests).toHaveLength(3);
+      const seen = requests[1]!.messages.find((m) => m.role === 'tool' && m.callId === big?.callId);
+      expect(seen?.content).toEqual(big?.content);
+      // One connection served the session's tools/list and both calls: it was not reset (a stdio server restarted).
+      expect(connects[server]!()).toBe(1);
+    });
 
   it('a server down at worker start: its tools are refused with a clear error until it is back', async () => {
     const s = t.sessions();

@@ -3,7 +3,8 @@
  * completions (SSE) in the OpenAI chat-completions format (`/chat/completions`, used by the `openai` and
  * `openai-compatible` providers) or the Anthropic messages format (`/messages`). Each request takes the next
  * scripted reply: streamed text and tool calls with usage, an HTTP error with headers (Retry-After), or a stream
- * that stops after some chunks and holds until the client goes away. Every request is recorded.
+ * that stops after some chunks and holds until the client goes away, or one that never ends (a text chunk sent again
+ * and again until the client goes away). Every request is recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,8 +26,16 @@ export type FakeReply =
       chunkDelayMs?: number;
       /** After the chunks, keep the stream open (no finish) until the client disconnects. */
       hold?: boolean;
+      /** After the chunks, send this text chunk again and again, as fast as the client reads, until it goes away. */
+      endless?: string;
     }
-  | { status: number; headers?: Record<string, string>; body?: unknown };
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      body?: unknown;
+      /** The error message repeats the Authorization header the request carried (a server that echoes the key). */
+      echoAuth?: boolean;
+    };
 
 export interface RecordedRequest {
   path: string;
@@ -38,8 +47,10 @@ export class FakeModelServer {
   readonly requests: RecordedRequest[] = [];
   /** Chunks written by the reply now streaming (tests wait on it before cancelling). */
   streamed: string[] = [];
-  /** Set when a held stream saw its client go away. */
+  /** Set when a held or endless stream saw its client go away. */
   clientGone = false;
+  /** Bytes of SSE written by the reply now streaming. */
+  bytesSent = 0;
   private replies: FakeReply[] = [];
   private constructor(
     readonly format: 'openai' | 'anthropic',
@@ -64,6 +75,7 @@ export class FakeModelServer {
     this.requests.length = 0;
     this.streamed = [];
     this.clientGone = false;
+    this.bytesSent = 0;
   }
 
   close(): Promise<void> {
@@ -82,7 +94,10 @@ export class FakeModelServer {
     const reply = this.replies.shift() ?? { chunks: ['(no scripted reply)'] };
     if ('status' in reply) {
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      res.end(JSON.stringify(reply.body ?? this.errorBody(reply.status)));
+      const echoed = reply.echoAuth
+        ? String(req.headers.authorization ?? req.headers['x-api-key'])
+        : undefined;
+      res.end(JSON.stringify(reply.body ?? this.errorBody(reply.status, echoed)));
       return;
     }
     res.writeHead(200, {
@@ -93,12 +108,31 @@ export class FakeModelServer {
     res.flushHeaders();
     const events = this.format === 'openai' ? openaiEvents(reply) : anthropicEvents(reply);
     this.streamed = [];
+    this.bytesSent = 0;
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+      this.clientGone = true;
+    });
+    const write = async (data: string) => {
+      this.bytesSent += Buffer.byteLength(data);
+      if (!res.write(data) && !closed)
+        await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    };
     for (const e of events.head) {
       if (e.text !== undefined) {
         if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
         this.streamed.push(e.text);
       }
-      res.write(e.data);
+      await write(e.data);
+    }
+    if (reply.endless !== undefined) {
+      const data = events.textChunk(reply.endless);
+      while (!closed) {
+        await write(data);
+        if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+      }
+      return;
     }
     if (reply.hold) {
       await new Promise<void>((resolve) => res.on('close', resolve));
@@ -109,10 +143,10 @@ export class FakeModelServer {
     res.end();
   }
 
-  private errorBody(status: number) {
+  private errorBody(status: number, echoed?: string) {
     const message =
       status === 401
-        ? 'Incorrect API key provided'
+        ? `Incorrect API key provided${echoed !== undefined ? `: ${echoed}. You can find your API key in your account settings` : ''}`
         : status === 429
           ? 'Rate limit reached'
           : `error ${status}`;
@@ -122,7 +156,12 @@ export class FakeModelServer {
   }
 }
 
-type Events = { head: { data: string; text?: string }[]; tail: string[] };
+type Events = {
+  head: { data: string; text?: string }[];
+  tail: string[];
+  /** One more text chunk, as the head's are written. */
+  textChunk(text: string): string;
+};
 const sse = (data: unknown, event?: string) =>
   `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,7 +208,7 @@ function openaiEvents(reply: Extract<FakeReply, { chunks?: unknown }>): Events {
     }),
     'data: [DONE]\n\n',
   ];
-  return { head, tail };
+  return { head, tail, textChunk: (text) => chunk({ content: text }) };
 }
 
 /** Anthropic messages events: message_start, a text block, tool_use blocks (input_json_delta), message_delta, stop. */
@@ -250,5 +289,11 @@ function anthropicEvents(reply: Extract<FakeReply, { chunks?: unknown }>): Event
     ),
     sse({ type: 'message_stop' }, 'message_stop'),
   ];
-  return { head, tail };
+  return {
+    head,
+    tail,
+    textChunk: () => {
+      throw new Error('endless replies are written in the OpenAI format only');
+    },
+  };
 }

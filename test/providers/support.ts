@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { inject } from 'vitest';
 import { ScriptedRecorder } from '../../src/activities/model';
 import { SessionClient } from '../../src/client';
-import { createTimeSkippingEnv } from '../../src/devserver';
+import { createDevServerEnv, createTimeSkippingEnv } from '../../src/devserver';
 import type { SessionEvent } from '../../src/domain/events';
 import { testingTools } from '../../src/activities/testingTools';
 import { createSessionWorker, type SessionWorkerOptions } from '../../src/worker';
@@ -34,8 +34,15 @@ export interface WorkerEnv {
 
 type Options = Omit<SessionWorkerOptions, 'connection'>;
 
-export async function startWorkerEnv(opts: Options = {}): Promise<WorkerEnv> {
-  const env = await createTimeSkippingEnv();
+/**
+ * `server: 'dev'` runs a dev server instead of the time-skipping one: the real server's limits (the 2 MiB payload
+ * limit, which the time-skipping server does not enforce).
+ */
+export async function startWorkerEnv(
+  opts: Options = {},
+  server: 'time-skipping' | 'dev' = 'time-skipping',
+): Promise<WorkerEnv> {
+  const env = server === 'dev' ? await createDevServerEnv() : await createTimeSkippingEnv();
   const recorder = new ScriptedRecorder();
   const stops: (() => Promise<void>)[] = [];
   const addWorker = async (o: Options, taskQueue = `test-${randomUUID()}`) => {

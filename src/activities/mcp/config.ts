@@ -21,12 +21,20 @@ import { describeZodIssue, issueField } from '../../domain/util';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from './names';
 
 const Ms = z.number().int().min(1).max(86_400_000);
+/** Bounds of `maxMessageBytes`: below 64 KiB ordinary tool lists would be refused; 1 GiB is far past any payload. */
+export const MIN_MESSAGE_BYTES = 64 * 1024;
+export const MAX_MESSAGE_BYTES = 1024 * 1024 * 1024;
 
 const Common = {
   /** Longest wait for the connection and the MCP handshake (default 10 s). */
   connectTimeoutMs: Ms.optional(),
   /** Longest wait for one tools/call without a progress notification (default 10 minutes). */
   callTimeoutMs: Ms.optional(),
+  /**
+   * Most bytes of one message from the server (default: the McpTools option, 10 MiB): a larger answer to a call is
+   * dropped as it arrives and the call answered `TOOL_RESULT_TOO_LARGE` (./framing.ts).
+   */
+  maxMessageBytes: z.number().int().min(MIN_MESSAGE_BYTES).max(MAX_MESSAGE_BYTES).optional(),
 };
 
 export const StdioServerSchema = z.strictObject({

@@ -2,10 +2,11 @@
  * One worker's connection to one MCP server, through the official SDK's Client: opened lazily on first use, shared
  * by every activity of the worker process, and reopened after it fails (a stdio server that died is started again
  * on the next use). The server's `tools/list` is cached and dropped on `notifications/tools/list_changed` (and when
- * the connection closes), so the next use reads it again. Not deterministic: runs in activities.
+ * the connection closes), so the next use reads it again. No message from the server is held past the
+ * connection's `maxMessageBytes` (./framing.ts): a call whose answer is larger fails with McpTooLargeError, and the
+ * connection stays open for the next. Not deterministic: runs in activities.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -16,6 +17,9 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './config';
+import { DEFAULT_MAX_MESSAGE_BYTES, tooLargeOf, type TooLarge } from './framing';
+import { cappedFetch } from './http';
+import { CappedStdioTransport } from './stdio';
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 600_000;
@@ -25,6 +29,21 @@ const STDERR_TAIL = 2000;
 /** The connection failed or closed: the server is unreachable now (the next use reconnects). */
 export class McpUnavailableError extends Error {
   override readonly name = 'McpUnavailableError';
+}
+
+/** The server's answer to a request was over the connection's `maxMessageBytes`; it was not read (dropped). */
+export class McpTooLargeError extends Error {
+  override readonly name = 'McpTooLargeError';
+  constructor(
+    readonly server: string,
+    readonly tooLarge: TooLarge,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `MCP server "${server}" answered with ${tooLarge.complete ? '' : 'more than '}${tooLarge.bytes} bytes, over the limit of ${tooLarge.limit} bytes for one message`,
+      options,
+    );
+  }
 }
 
 /** Progress a server reported for a call (`notifications/progress`). */
@@ -41,11 +60,17 @@ export class McpConnection {
   private stderr = '';
   private closed = false;
 
+  /** Most bytes of one message from the server (the server's `maxMessageBytes`, else the worker's default). */
+  readonly maxMessageBytes: number;
+
   constructor(
     readonly name: string,
     private readonly config: McpServerConfig,
+    defaults: { maxMessageBytes?: number } = {},
     private readonly clientInfo = { name: 'agent-sessions', version: '0.1.0' },
-  ) {}
+  ) {
+    this.maxMessageBytes = config.maxMessageBytes ?? defaults.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  }
 
   /** The open client, connecting first if needed. Throws McpUnavailableError when the server cannot be reached. */
   connect(): Promise<Client> {
@@ -86,21 +111,22 @@ export class McpConnection {
   private transport(): Transport {
     const c = this.config;
     if ('command' in c) {
-      const t = new StdioClientTransport({
+      const t = new CappedStdioTransport({
         command: c.command,
         ...(c.args ? { args: c.args } : {}),
         ...(c.env ? { env: c.env } : {}),
         ...(c.cwd ? { cwd: c.cwd } : {}),
-        stderr: 'pipe',
+        maxMessageBytes: this.maxMessageBytes,
       });
       // Kept for error messages (a server that fails to start usually says why there); also drains the pipe.
-      t.stderr?.on('data', (chunk: Buffer) => {
+      t.stderr.on('data', (chunk: Buffer) => {
         this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
       return t;
     }
     return new StreamableHTTPClientTransport(new URL(c.url), {
       ...(c.headers ? { requestInit: { headers: c.headers } } : {}),
+      fetch: cappedFetch(this.maxMessageBytes),
     });
   }
 
@@ -147,8 +173,9 @@ export class McpConnection {
   /**
    * One `tools/call`. The signal cancels it (the SDK sends `notifications/cancelled`); progress notifications
    * reset its timeout and reach `onProgress`. Throws McpUnavailableError when the connection fails or closes
-   * during the call (the connection is dropped, so a retry restarts a stdio server), an McpError for a
-   * protocol-level error the server answered (unknown tool, invalid params, timeout), and the abort when cancelled.
+   * during the call (the connection is dropped, so a retry restarts a stdio server), McpTooLargeError when the
+   * answer passed `maxMessageBytes` (the connection stays), an McpError for a protocol-level error the server
+   * answered (unknown tool, invalid params, timeout), and the abort when cancelled.
    */
   async callTool(
     name: string,
@@ -169,8 +196,13 @@ export class McpConnection {
     }
   }
 
-  /** A failed request as McpUnavailableError (dropping the connection) unless the server itself answered it. */
+  /**
+   * A failed request as McpUnavailableError (dropping the connection) unless the server itself answered it, or its
+   * answer was refused for its size (McpTooLargeError).
+   */
   private failure(err: unknown, client: Client): Error {
+    const tooLarge = tooLargeOf(err);
+    if (tooLarge) return new McpTooLargeError(this.name, tooLarge, { cause: err });
     if (err instanceof McpError && err.code !== (ErrorCode.ConnectionClosed as number)) return err;
     if (this.client === client) this.forget();
     return new McpUnavailableError(

@@ -2,8 +2,10 @@
  * The worker's MCP tools: the configured servers' connections, the model-visible names of their tools, argument
  * validation against each tool's JSON Schema (ajv) and the mapping of every outcome of a call to a ToolExecResult,
  * so an MCP call behaves like a native one in the session (docs/decisions/2026-12-04-mcp-tools.md). Failures the
- * model should read become `tool/result` errors; an unreachable server is a retryable `McpServerUnavailable`
- * activity failure (the next attempt reconnects, restarting a stdio server). Not deterministic: runs in activities.
+ * model should read become `tool/result` errors, and so does an answer over a server's `maxMessageBytes`
+ * (`TOOL_RESULT_TOO_LARGE`: dropped as it arrived, never held whole); an unreachable server is a retryable
+ * `McpServerUnavailable` activity failure (the next attempt reconnects, restarting a stdio server). Not
+ * deterministic: runs in activities.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -11,9 +13,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorInfo } from '../../domain/events';
 import { ErrorCodes, FailureTypes } from '../../contract';
+import { formatBytes } from '../../domain/messages';
 import type { ToolDescriptor, ToolExecResult, ToolSpec } from '../types';
-import type { McpServers } from './config';
-import { McpConnection, McpUnavailableError, type McpProgress } from './connection';
+import { McpConnection, McpTooLargeError, McpUnavailableError, type McpProgress } from './connection';
+import { MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES, type McpServers } from './config';
 import { collisions, modelToolName, parseSelector, SEPARATOR, serverOf } from './names';
 import { mapCallResult } from './results';
 
@@ -23,6 +26,16 @@ export interface McpToolEntry {
   modelName: string;
   server: string;
   tool: Tool;
+}
+
+/** Options of a worker's MCP tools. */
+export interface McpToolsOptions {
+  /**
+   * Most bytes of one message from a server, for servers that do not set their own (default 10 MiB, the SDK's stdio
+   * limit; at least 64 KiB). A larger answer is counted and dropped as it arrives, and the call is answered
+   * `TOOL_RESULT_TOO_LARGE`; a result within it is still held to the worker's `maxToolResultBytes`.
+   */
+  maxMessageBytes?: number;
 }
 
 /** What a call gets from its activity. */
@@ -46,9 +59,17 @@ export class McpTools {
   /**
    * Throws when a native tool's name could collide with an MCP tool's (`<server>__…` of a configured server).
    */
-  constructor(servers: McpServers, nativeNames: readonly string[] = []) {
+  constructor(servers: McpServers, nativeNames: readonly string[] = [], opts: McpToolsOptions = {}) {
+    const max = opts.maxMessageBytes;
+    if (max !== undefined && (!Number.isInteger(max) || max < MIN_MESSAGE_BYTES || max > MAX_MESSAGE_BYTES))
+      throw new Error(
+        `maxMessageBytes: must be an integer from ${MIN_MESSAGE_BYTES} to ${MAX_MESSAGE_BYTES} (bytes), got ${max}`,
+      );
     for (const [name, config] of Object.entries(servers))
-      this.connections.set(name, new McpConnection(name, config));
+      this.connections.set(
+        name,
+        new McpConnection(name, config, { ...(max ? { maxMessageBytes: max } : {}) }),
+      );
     const clash = nativeNames.find((n) => {
       const server = serverOf(n);
       return server !== undefined && this.connections.has(server);
@@ -193,6 +214,7 @@ export class McpTools {
       // McpError wrapping it, after sending notifications/cancelled).
       if (runtime.signal.aborted) throw runtime.signal.reason instanceof Error ? runtime.signal.reason : err;
       if (err instanceof McpUnavailableError) throw unavailable(err);
+      if (err instanceof McpTooLargeError) return failed(tooLarge(modelName, err));
       return failed({
         code: ErrorCodes.ToolFailed,
         message: `${modelName} failed: ${err instanceof Error ? err.message : String(err)}`,
@@ -244,6 +266,21 @@ function failed(error: ErrorInfo): ToolExecResult {
     error,
     additionalContexts: [],
     concludesTurn: false,
+  };
+}
+
+/**
+ * An answer over the server's message cap, as the model reads it: the size as the server sent it (the JSON-RPC
+ * message) and the limit, in the words of the worker's own result cap (../resultSizes.ts).
+ */
+function tooLarge(modelName: string, err: McpTooLargeError): ErrorInfo {
+  const { bytes, limit, complete } = err.tooLarge;
+  const size = complete
+    ? `${formatBytes(bytes)} (${bytes} bytes as MCP server "${err.server}" sent it)`
+    : `more than ${formatBytes(bytes)} (MCP server "${err.server}" sent ${bytes} bytes without ending it)`;
+  return {
+    code: ErrorCodes.ToolResultTooLarge,
+    message: `the result of tool "${modelName}" is ${size}, over the limit of ${formatBytes(limit)} (${limit} bytes for one message from an MCP server, option maxMessageBytes): it was not read; ask for less`,
   };
 }
 

@@ -3,7 +3,9 @@
  * off (Temporal retries the activity) and tools given as schemas only (the SDK reports calls; our tool activities
  * run them). While the response streams, the activity heartbeats the partial text at most once a second, so a
  * cancel reaches it within a heartbeat; a cancelled call returns its visible text as an interrupted answer (rule
- * 29). Failures become named ApplicationFailures (./errors). Not deterministic: runs in activities.
+ * 29). The answer is counted as it streams (text, reasoning and tool-call arguments) and the stream is cut where it
+ * passes the call's `maxAnswerBytes` (../resultSizes.ts), so neither an endless nor an oversized answer can grow the
+ * worker without bound. Failures become named ApplicationFailures (./errors). Not deterministic: runs in activities.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { streamText, type LanguageModel } from 'ai';
@@ -11,6 +13,8 @@ import { FailureTypes } from '../../contract';
 import type { ToolCallInfo, Usage } from '../../domain/events';
 import type { ModelCallContext, ModelProvider } from '../model';
 import type { ModelRequest, ModelStepResult } from '../types';
+import { DEFAULT_MAX_ANSWER_BYTES, utf8Bytes } from '../../domain/sizes';
+import { answerTooLarge } from '../resultSizes';
 import { modelFailure, type ProviderLabels } from './errors';
 import {
   ALL_TOOL_MEDIA,
@@ -64,6 +68,17 @@ export class AiSdkProvider implements ModelProvider {
     let usage: Usage | undefined;
     let finishReason: string | undefined;
     const interrupted = (): ModelStepResult => ({ text, toolCalls: [], finish: 'stop', interrupted: true });
+    // The stream is ours to stop (the size cap) as well as the activity's (a cancel).
+    const cut = new AbortController();
+    const cap = ctx.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+    let seen = 0;
+    /** Counts streamed bytes; past the cap, stops the stream and throws. */
+    const count = (delta: string) => {
+      seen += utf8Bytes(delta);
+      if (seen <= cap) return;
+      cut.abort();
+      throw answerTooLarge(this.name, seen, cap, true);
+    };
 
     let lastBeat = 0;
     let soon: ReturnType<typeof setTimeout> | undefined;
@@ -95,7 +110,7 @@ export class AiSdkProvider implements ModelProvider {
         ...(tools ? { tools } : {}),
         ...(tools && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
         maxRetries: 0,
-        abortSignal: ctx.signal,
+        abortSignal: AbortSignal.any([ctx.signal, cut.signal]),
         timeout: { chunkMs: this.options.chunkTimeoutMs ?? DEFAULT_CHUNK_TIMEOUT_MS },
         ...(this.options.maxOutputTokens ? { maxOutputTokens: this.options.maxOutputTokens } : {}),
         onError: () => {}, // errors arrive as `error` parts below; the SDK would otherwise print them
@@ -103,9 +118,16 @@ export class AiSdkProvider implements ModelProvider {
       for await (const part of result.fullStream) {
         switch (part.type) {
           case 'text-delta':
+            count(part.text);
             text += part.text;
             // The worker sends the latest details at most once per STREAM_THROTTLE; watchers read them.
             beatSoon();
+            break;
+          case 'reasoning-delta':
+            count(part.text);
+            break;
+          case 'tool-input-delta':
+            count(part.delta);
             break;
           case 'tool-call':
             if (!part.providerExecuted) toolCalls.push(fromSdkToolCall(part));

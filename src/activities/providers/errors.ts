@@ -2,12 +2,14 @@
  * Turns whatever a provider call throws into a named Temporal failure (STYLE.md 7) that says what to do:
  * 429 → ModelRateLimited and 5xx / 408 / 409 / connection errors → ModelUnavailable, both retryable with
  * `nextRetryDelay` from Retry-After; a timeout → ModelTimeout (retryable); 401 / 403 → ModelAuthFailed naming the
- * worker's key variable, and other 4xx → ModelRequestInvalid, both non-retryable. Pure apart from reading the clock
- * for an HTTP-date Retry-After.
+ * worker's key variable, and other 4xx → ModelRequestInvalid, both non-retryable. Whatever the provider said is
+ * passed through `maskSecrets` first: a server that echoes the key it received must not put it into history
+ * (../secrets.ts). Pure apart from reading the clock for an HTTP-date Retry-After.
  */
 import { APICallError } from 'ai';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../../contract';
+import { maskSecrets } from '../secrets';
 
 /** How a provider is named in messages: the provider and the worker variables that configure it. */
 export interface ProviderLabels {
@@ -16,6 +18,8 @@ export interface ProviderLabels {
   keyVar?: string;
   /** Variable holding the base URL (e.g. OPENAI_BASE_URL). */
   baseUrlVar?: string;
+  /** What the provider holds that must never appear in a message (its key): masked wherever it shows up. */
+  secrets?: readonly string[];
 }
 
 /** Longest wait taken from a Retry-After header; longer asks fall back to Temporal's backoff. */
@@ -25,9 +29,10 @@ const MAX_RETRY_AFTER_MS = 10 * 60_000;
 export function modelFailure(err: unknown, labels: ProviderLabels, model: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const who = labels.provider;
+  const mask = (text: string) => maskSecrets(text, labels.secrets);
   if (APICallError.isInstance(err)) {
     const status = err.statusCode;
-    const detail = providerMessage(err);
+    const detail = providerMessage(err, mask);
     if (status === 401 || status === 403) {
       const key = labels.keyVar ?? `the ${who} key`;
       const fix = status === 401 ? 'check the key' : `check that the key may use model "${model}"`;
@@ -66,14 +71,14 @@ export function modelFailure(err: unknown, labels: ProviderLabels, model: string
     const where = labels.baseUrlVar ? ` (check ${labels.baseUrlVar})` : '';
     return retryable(
       FailureTypes.ModelUnavailable,
-      `cannot reach ${who} at ${err.url}${where}: ${err.message}`,
+      `cannot reach ${who} at ${mask(err.url)}${where}: ${mask(err.message)}`,
       err,
     );
   }
   if (isTimeout(err))
-    return retryable(FailureTypes.ModelTimeout, `${who} did not answer in time: ${messageOf(err)}`);
+    return retryable(FailureTypes.ModelTimeout, `${who} did not answer in time: ${mask(messageOf(err))}`);
   // Anything else (a stream cut mid-way, a malformed chunk): retried, and the last message is what the turn shows.
-  return retryable(FailureTypes.ModelUnavailable, `${who} call failed: ${messageOf(err)}`);
+  return retryable(FailureTypes.ModelUnavailable, `${who} call failed: ${mask(messageOf(err))}`);
 }
 
 /** A retryable failure; with the provider's Retry-After (seconds, HTTP date or `retry-after-ms`) as the delay. */
@@ -108,8 +113,11 @@ export function retryAfterMs(
   return Math.max(1, Math.round(ms));
 }
 
-/** The provider's own error text (OpenAI `{error:{message}}`, Anthropic `{error:{type,message}}`), shortened. */
-function providerMessage(err: APICallError): string {
+/**
+ * The provider's own error text (OpenAI `{error:{message}}`, Anthropic `{error:{type,message}}`), masked, then
+ * shortened (masking first: a key cut in two would no longer look like one).
+ */
+function providerMessage(err: APICallError, mask: (text: string) => string): string {
   let text = '';
   try {
     const body = JSON.parse(err.responseBody ?? '') as {
@@ -129,6 +137,7 @@ function providerMessage(err: APICallError): string {
     text = err.responseBody ?? '';
   }
   if (!text) text = err.message;
+  text = mask(text);
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
 

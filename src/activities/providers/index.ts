@@ -70,7 +70,7 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
     out.openai = new AiSdkProvider({
       name: 'openai',
       model: (id) => sdk.chat(id),
-      labels: { keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL' },
+      labels: { keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL', secrets: [settings.openai.apiKey] },
       // Chat completions' tool messages hold text only (the SDK would send data parts as JSON text).
       toolMedia: NO_TOOL_MEDIA,
       ...chunk,
@@ -84,7 +84,11 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
     out.anthropic = new AiSdkProvider({
       name: 'anthropic',
       model: (id) => sdk(id),
-      labels: { keyVar: 'ANTHROPIC_API_KEY', baseUrlVar: 'ANTHROPIC_BASE_URL' },
+      labels: {
+        keyVar: 'ANTHROPIC_API_KEY',
+        baseUrlVar: 'ANTHROPIC_BASE_URL',
+        secrets: [settings.anthropic.apiKey],
+      },
       toolMedia: anthropicToolMedia,
       ...chunk,
     });
@@ -100,7 +104,11 @@ export function createProviders(settings: ProviderSettings): Record<string, Mode
     out['openai-compatible'] = new AiSdkProvider({
       name: 'openai-compatible',
       model: (id) => sdk.chatModel(id),
-      labels: { keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL' },
+      labels: {
+        keyVar: 'OPENAI_COMPATIBLE_API_KEY',
+        baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL',
+        secrets: c.apiKey ? [c.apiKey] : [],
+      },
       toolMedia: NO_TOOL_MEDIA,
       ...chunk,
     });

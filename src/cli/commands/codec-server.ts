@@ -25,7 +25,9 @@ function listOpt(p: Parsed, name: string): string[] {
 export const codecServerCommand: Command = {
   name: 'codec-server',
   summary: 'serve the encryption codec to the Temporal UI and CLI (POST /encode, /decode) until Ctrl-C',
-  usage: 'agent-sessions codec-server [--port N] [--host H] [--cors-origin URL]… [--namespace NAME]…',
+  usage:
+    'agent-sessions codec-server [--port N] [--host H] [--cors-origin URL]… [--namespace NAME]… ' +
+    '[--allowed-host HOST]…',
   details: [
     'options:',
     `  --port N            port to listen on (default ${DEFAULT_CODEC_PORT}; 0 picks a free one)`,
@@ -33,6 +35,8 @@ export const codecServerCommand: Command = {
     '  --cors-origin URL   let the Temporal UI at this origin call from the browser, e.g. http://localhost:8233',
     '                      (repeat or comma-separate for more)',
     '  --namespace NAME    refuse requests whose X-Namespace header names another namespace (repeatable)',
+    '  --allowed-host HOST also serve requests whose Host header is HOST (e.g. codec.internal:8888, the name a proxy',
+    '                      uses); by default only the address a request arrived on, and loopback names on loopback',
     'Keys come from AGENT_SESSIONS_ENCRYPTION_KEY and AGENT_SESSIONS_ENCRYPTION_OLD_KEYS, as for the worker.',
     'Then: Temporal UI → codec server endpoint http://127.0.0.1:PORT; temporal --codec-endpoint http://127.0.0.1:PORT …',
     'No authentication: keep it on a trusted host, or behind a proxy that authenticates.',
@@ -42,6 +46,7 @@ export const codecServerCommand: Command = {
     host: { type: 'string' },
     'cors-origin': { type: 'string', multiple: true },
     namespace: { type: 'string', multiple: true },
+    'allowed-host': { type: 'string', multiple: true },
   },
   async run(p) {
     positionals(p, []);
@@ -70,6 +75,7 @@ export const codecServerCommand: Command = {
       codec,
       corsOrigins: corsOrigins.map((o) => o.replace(/\/$/, '')),
       namespaces,
+      allowedHosts: listOpt(p, 'allowed-host'),
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
