@@ -2,11 +2,11 @@
  * docker-compose.yml stays in step with the code: the worker service sets only variables the worker reads
  * (ENV_VARS in src/worker/config.ts) and builds from a Dockerfile that exists; and with scripts/cluster.sh (below).
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { envLines, settingsFrom } from '../../scripts/cluster/plan';
 import { SEARCH_ATTRIBUTE_FLAGS } from '../../src/contract/searchAttributes';
 import { ENV_VARS } from '../../src/worker/config';
 
@@ -62,20 +62,20 @@ describe('docker-compose.yml', () => {
 /**
  * docker-compose.yml runs the cluster of scripts/cluster.sh (docs/operations.md): the same Temporal server and
  * PostgreSQL versions, the same host ports, dynamic config file, namespace retention and search attributes. The
- * script prints them with `scripts/cluster.sh env`, which only reads.
+ * tool prints them with `scripts/cluster.sh env`; these are the same lines (scripts/cluster/plan.ts), read here
+ * without compiling and running the tool.
  */
 describe('docker-compose.yml and scripts/cluster.sh', () => {
   const clusterEnv: Record<string, string> = Object.fromEntries(
-    execFileSync('bash', [path.join(root, 'scripts/cluster.sh'), 'env'], {
-      encoding: 'utf8',
-      // The defaults, whatever the caller's environment overrides.
-      env: Object.fromEntries(
-        Object.entries(process.env).filter(([name]) => !name.startsWith('AGENT_SESSIONS_CLUSTER_')),
+    // The defaults, whatever the caller's environment overrides.
+    envLines(
+      settingsFrom(
+        Object.fromEntries(
+          Object.entries(process.env).filter(([name]) => !name.startsWith('AGENT_SESSIONS_CLUSTER_')),
+        ),
+        root,
       ),
-    })
-      .trim()
-      .split('\n')
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    ).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
   );
   const service = (name: string) => {
     const s = compose.services[name];
