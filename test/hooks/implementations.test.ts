@@ -98,6 +98,16 @@ describe('command hooks', () => {
     expect(await hook.call(preInput, ctx())).toEqual({ reason: '$(touch /tmp/x); `id` && echo' });
   });
 
+  it('a key the command prints to stderr is masked in the failure', async () => {
+    const err = (await failureOf(
+      script(`process.stderr.write('auth failed for sk-live-abcdefgh12345678');process.exit(1)`).call(
+        preInput,
+        ctx(),
+      ),
+    )) as HookError;
+    expect(err.message).toBe('exited with code 1: auth failed for [redacted]');
+  });
+
   it('a non-zero exit fails (retryable) with the end of stderr', async () => {
     const err = await failureOf(
       script(`process.stderr.write('no way');process.exit(3)`).call(preInput, ctx()),
@@ -196,6 +206,11 @@ describe('HTTP hooks', () => {
           if (req.url === '/bad') return reply(400, 'bad input');
           if (req.url === '/big') return reply(200, JSON.stringify({ reason: 'x'.repeat(5000) }));
           if (req.url === '/redirect') return reply(307, '', { location: '/ok' });
+          if (req.url === '/echo-auth')
+            return reply(
+              401,
+              `{"error":"bad credentials ${String(req.headers.authorization)}, token ${String(req.headers.authorization).slice(7)}"}`,
+            );
           // /slow: never answers in time
         });
     });
@@ -229,6 +244,13 @@ describe('HTTP hooks', () => {
     const redirect = (await failureOf(hook('/redirect').call(preInput, ctx()))) as HookError;
     expect(redirect.message).toMatch(/^request failed: fetch failed/);
     expect(bodies.filter((b) => (b as { path: string }).path === '/ok')).toHaveLength(1);
+  });
+
+  it('an answer echoing the credentials the hook sent is masked before it becomes the failure (history holds it)', async () => {
+    const secret = 'hook-secret-7Hq2XvL9pR4m';
+    const h = hook('/echo-auth', { headers: { authorization: `Bearer ${secret}` } });
+    const err = (await failureOf(h.call(preInput, ctx()))) as HookError;
+    expect(err.message).toBe('answered 401: {"error":"bad credentials [redacted], token [redacted]"}');
   });
 
   it('only http(s) URLs are accepted when the worker registers one', () => {

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { parseAnswer } from './http';
 import { checkHookName, HookError, type HookDefinition, type HookKind } from './types';
+import { maskSecrets } from '../secrets';
 
 export interface CommandHookSpec {
   name: string;
@@ -126,7 +127,8 @@ function run(program: string, args: string[], opts: RunOptions): Promise<unknown
     child.on('close', (code, signal) => {
       if (!settle()) return;
       if (failure) return reject(failure);
-      const stderr = err.trim() ? `: ${err.trim()}` : '';
+      // What the command printed goes into history: anything shaped like a key is masked (../secrets.ts).
+      const stderr = err.trim() ? `: ${maskSecrets(err.trim())}` : '';
       if (code !== 0)
         return reject(
           new HookError(`exited with ${code === null ? `signal ${signal}` : `code ${code}`}${stderr}`, true),

@@ -4,6 +4,7 @@
  * it was given). 408, 429 and 5xx and network errors are retryable; other statuses are not. Does I/O.
  */
 import { checkHookName, HookError, type HookDefinition, type HookKind } from './types';
+import { maskSecrets } from '../secrets';
 
 export interface HttpHookSpec {
   name: string;
@@ -34,6 +35,8 @@ export function httpHook(spec: HttpHookSpec): HookDefinition {
     describe: `http POST ${url.origin}${url.pathname}`,
     async call(input, ctx) {
       const timeout = AbortSignal.timeout(timeoutMs);
+      // The header values are credentials (with and without their scheme): an answer echoing one is masked.
+      const secrets = Object.values(spec.headers ?? {}).flatMap((v) => [v, v.replace(/^\w+\s+/, '')]);
       const signal = AbortSignal.any([ctx.signal, timeout]);
       let response: Response;
       try {
@@ -48,7 +51,7 @@ export function httpHook(spec: HttpHookSpec): HookDefinition {
         if (!response.ok) {
           const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
           throw new HookError(
-            `answered ${response.status}${body ? `: ${body.slice(0, 300)}` : ''}`,
+            `answered ${response.status}${body ? `: ${maskSecrets(body, secrets).slice(0, 300)}` : ''}`,
             retryable,
           );
         }
