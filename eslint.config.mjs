@@ -1,10 +1,12 @@
 // Lint rules. The sandbox line (STYLE.md 1): workflow code may not import Node built-ins, the Temporal client,
 // worker or activity packages, or our I/O folders; a bundling test enforces the same at run time. No import cycles
-// (STYLE.md 18): `import-x/no-cycle` between modules, and the layer rules below between folders (worker and testing
-// never import each other's way round; the CLI reaches the worker only through its public entry).
+// (STYLE.md 18): `import-x/no-cycle` and `local/no-type-cycle` (which counts type-only imports too) between modules,
+// and the layer rules below between folders (worker and testing never import each other's way round; the CLI
+// reaches the worker only through its public entry).
 import js from '@eslint/js';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import local from './eslint-rules/no-type-cycle.mjs';
 
 const nodeBuiltins = [
   'assert',
@@ -145,8 +147,14 @@ export default tseslint.config(
         createNodeResolver({ extensions: ['.ts', '.mts', '.js', '.mjs', '.cjs', '.json', '.node'] }),
       ],
     },
-    // Type-only imports are erased at run time and do not count (the rule skips them).
+    // import-x/no-cycle skips type-only imports (it has no option to count them): local/no-type-cycle below does.
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // No cycle in src, type-only imports included (issue 34): a type cycle still ties two modules into one room.
+    files: ['src/**/*.ts'],
+    plugins: { local },
+    rules: { 'local/no-type-cycle': 'error' },
   },
   {
     files: ['src/workflows/**/*.ts'],
@@ -197,6 +205,23 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@temporalio/*', 'node:*', '../*', '!./*'],
+              message: 'the domain is pure: it imports only zod and itself',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The domain's subfolders (src/domain/driver/, …) import the domain's top level as `../x`, nothing above it.
+    files: ['src/domain/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@temporalio/*', 'node:*', '../../*'],
               message: 'the domain is pure: it imports only zod and itself',
             },
           ],

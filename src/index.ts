@@ -3,8 +3,9 @@
  * The client and its errors; the sessions MCP server; the worker factory and its configuration helpers; tools, hooks and model providers;
  * the wire names (workflow type, failure types, error codes); and the domain's wire types and schemas callers pass
  * or read. The session's internals (SessionCore, the inbox fold, the loop) are not part of it. Workflow code lives
- * in `agent-sessions/workflows` (src/workflows), bundled by the worker, never imported here; the testing kit is
- * `agent-sessions/testing`.
+ * in `agent-sessions/workflows` (src/workflows), bundled by the worker, never imported here; the testing kit
+ * (the scripted model and its recorder among it) is `agent-sessions/testing`. Every name here is in
+ * api/agent-sessions.api.md: `npm run api` updates that report, `npm run check` fails when it is out of date.
  */
 
 // ---- the client ----
@@ -18,17 +19,22 @@ export type {
   SessionPage,
   SessionRow,
 } from './client';
+// Every error the client throws (the schedules' ScheduleNotFoundError is Temporal's, re-exported).
 export {
   InvalidInputError,
   SessionDisposedError,
   SessionNotFoundError,
   DeliveryRejectedError,
+  TurnWaitTimeoutError,
+  ApprovalRefusedError,
+  BudgetRefusedError,
+  ScheduleNotFoundError,
 } from './client';
 
 // ---- sessions as an MCP server (docs/mcp-server.md) ----
 export { createSessionsMcpServer, toolError, MAX_TURN_WAIT_MS, DEFAULT_TURN_WAIT_MS } from './mcp/server';
 export type { SessionsMcpServerOptions } from './mcp/server';
-export { serveSessionsMcpHttp, randomToken, MCP_HTTP_PATH } from './mcp/http';
+export { serveSessionsMcpHttp, MCP_HTTP_PATH } from './mcp/http';
 export type { SessionsMcpHttpOptions, SessionsMcpHttpServer } from './mcp/http';
 export type { TurnWaitResult } from './mcp/turnWait';
 
@@ -42,27 +48,20 @@ export {
 export type { SessionRef, SessionRefParty, SessionRefPolicy } from './domain/sessionRefs';
 
 // ---- the worker ----
+// The workflow code is named one way: `SessionWorkerOptions.workflowsPath`, your workflows module (default: ours,
+// from the build's bundle). `workflowBundle` (a bundle built beforehand, with SESSION_PAYLOAD_CONVERTER_PATH) stays
+// for tests that bundle once per run.
 export {
   createSessionWorker,
   runWorkerFromEnv,
-  DEFAULT_WORKFLOWS_PATH,
-  PREBUILT_WORKFLOW_BUNDLE,
   SESSION_PAYLOAD_CONVERTER_PATH,
-  bundleWorkflows,
   modelsFromConfig,
   providersFromEnv,
   hooksFromFile,
-  activityLogAttributes,
   createWorkerLogger,
   installWorkerLogging,
 } from './worker';
-export type {
-  SessionWorkerOptions,
-  BundleOptions,
-  WorkerLogger,
-  WorkerLoggerOptions,
-  WorkflowCodeSource,
-} from './worker';
+export type { SessionWorkerOptions, WorkerLogger, WorkerLoggerOptions } from './worker';
 
 // ---- encrypted history (optional) ----
 export {
@@ -88,7 +87,6 @@ export type {
   PreStepHookOutput,
   PostToolHookOutput,
 } from './activities/hooks';
-export { ScriptedProvider, ScriptedRecorder } from './activities/model';
 export type { ModelProvider, ModelCallContext } from './activities/model';
 export type { ModelRequest, ModelStepResult } from './activities/types';
 export { createProviders, AiSdkProvider } from './activities/providers';

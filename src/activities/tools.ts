@@ -4,10 +4,10 @@
  * `tool/result` error the model can read, never a failed activity. Not deterministic: runs in activities.
  */
 import { z } from 'zod';
-import type { ErrorInfo } from '../domain/events';
 import { toBlocks, type ContentBlock, type MessageSource, type TextBlock } from '../domain/messages';
 import { toResultBlocks } from '../domain/blocks';
 import { isName, NAME_RULE } from '../domain/names';
+import { failedResult } from '../domain/results';
 import { describeZodIssue } from '../domain/util';
 import { ErrorCodes } from '../contract';
 import type { ContextOutput, ToolDescriptor, ToolExecResult, ToolSpec } from './types';
@@ -171,17 +171,14 @@ export async function runTool(
 ): Promise<ToolExecResult> {
   const contexts: ContextOutput[] = [];
   let concludesTurn = false;
-  const fail = (error: ErrorInfo): ToolExecResult => ({
-    content: [{ type: 'text', text: `error: ${error.message}` }],
-    error,
-    additionalContexts: [],
-    concludesTurn: false,
-  });
   if (!tool)
-    return fail({ code: ErrorCodes.UnknownTool, message: `tool "${name}" is not registered on this worker` });
+    return failedResult({
+      code: ErrorCodes.UnknownTool,
+      message: `tool "${name}" is not registered on this worker`,
+    });
   const parsed = tool.input.safeParse(args);
   if (!parsed.success) {
-    return fail({
+    return failedResult({
       code: ErrorCodes.ToolInvalidArguments,
       message: `invalid arguments for ${name}: ${describeZodIssue(parsed.error.issues, 'arguments')}`,
     });
@@ -216,6 +213,6 @@ export async function runTool(
   } catch (err) {
     if (runtime.signal.aborted) throw err; // a cancelled call reports cancellation; the workflow records it
     const message = err instanceof Error ? err.message : String(err);
-    return fail({ code: ErrorCodes.ToolFailed, message });
+    return failedResult({ code: ErrorCodes.ToolFailed, message });
   }
 }

@@ -1,8 +1,8 @@
 /**
- * Which failures of a `deliver` update are transient, and the bounded backoff SessionClient retries them with.
- * A delivery is idempotent by message id (rule 4), so retrying one that did land is answered as a duplicate and
- * never inserts the message twice. Failures are told apart by class, gRPC status code and failure type, not by
- * their text. Does no I/O.
+ * Which failures of a `deliver` update are transient, the bounded backoff SessionClient retries them with, and the
+ * retry loop itself. A delivery is idempotent by message id (rule 4), so retrying one that did land is answered as
+ * a duplicate and never inserts the message twice. Failures are told apart by class, gRPC status code and failure
+ * type, not by their text. Does no I/O of its own: the loop calls the attempt and the status reader it is given.
  */
 import {
   ApplicationFailure,
@@ -12,6 +12,8 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
+import type { DeliveryReceipt } from '../domain/wire';
+import { delay } from './poll';
 
 /** gRPC status codes (numbers fixed by the gRPC spec; @grpc/grpc-js is not a dependency of ours). */
 const GrpcStatus = {
@@ -77,4 +79,31 @@ export function deliveryBackoffMs(
 ): number {
   const full = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, failed - 1));
   return Math.round(full / 2 + (random() * full) / 2);
+}
+
+/**
+ * Runs `attempt` until it answers, retrying what deliveryFailureKind calls transient — and a closed run while the
+ * session's status is still `RUNNING` (it continued as new) — up to `policy.attempts` tries in all. Throws the
+ * failure that ends it through `explain`. `idIsOurs`: the message id was made up by this call, so a duplicate
+ * reported after the first attempt is this call's own earlier attempt that landed, and answers `duplicate: false`.
+ */
+export async function retryDelivery(
+  policy: DeliveryRetryPolicy,
+  idIsOurs: boolean,
+  attempt: () => Promise<DeliveryReceipt>,
+  session: { status: () => Promise<string | undefined>; explain: (err: unknown) => Promise<unknown> },
+): Promise<DeliveryReceipt> {
+  for (let n = 1; ; n++) {
+    try {
+      const receipt = await attempt();
+      return n > 1 && idIsOurs && receipt.duplicate ? { ...receipt, duplicate: false } : receipt;
+    } catch (err) {
+      const kind = deliveryFailureKind(err);
+      const retry =
+        n < policy.attempts &&
+        (kind === 'transient' || (kind === 'run-closed' && (await session.status()) === 'RUNNING'));
+      if (!retry) throw await session.explain(err);
+      await delay(deliveryBackoffMs(policy, n));
+    }
+  }
 }

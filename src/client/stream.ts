@@ -2,7 +2,8 @@
  * Live text of a running model step for watchers (`SessionClient.stream`), read from the model activity's heartbeat
  * details: the worker heartbeats the text so far (with its turn and step) and sends the latest at most every
  * STREAM_THROTTLE; a watcher reads it with DescribeWorkflowExecution, so it needs no route to the worker that runs
- * the step and streaming adds nothing to history. docs/decisions/2026-12-03-streaming.md. The fold is pure.
+ * the step and streaming adds nothing to history. docs/decisions/2026-12-03-streaming.md. The fold and the reading of
+ * one heartbeat's details are pure; ./sdk.ts decodes them from the describe answer, ./poll.ts polls.
  */
 import type { SessionEvent } from '../domain/events';
 import type { WatchItem } from './watch';

@@ -5,7 +5,7 @@
  * summary message (source `{kind:'compaction'}`) in place of every entry logged up to `throughSeq`. The log itself is
  * never rewritten. Pure: the workflow, the activities and the tests share it.
  */
-import type { TranscriptEntry } from './transcript';
+import type { TranscriptEntry } from './entry';
 import type { ContextConfig } from './wire';
 import { binaryBytes, blockText, isDirect, type ContentBlock } from './messages';
 
@@ -129,20 +129,4 @@ export const COMPACTION_INSTRUCTIONS =
   'constraints, decisions made, facts learned from tool results (names, numbers, paths, ids), open questions and ' +
   'unfinished work. Write plain prose and short lists; do not address the user; at most a few hundred words.';
 
-/** The model-visible message that stands for everything a `compaction/summary` replaced. */
-export function summaryEntry(
-  seq: number,
-  data: { throughSeq: number; summary: string; model: string },
-): TranscriptEntry {
-  return {
-    role: 'user',
-    id: `compaction-${seq}`,
-    content: [
-      {
-        type: 'text',
-        text: `Summary of the earlier conversation (log seq 0–${data.throughSeq} except the messages that follow; compacted by ${data.model}):\n\n${data.summary}`,
-      },
-    ],
-    source: { kind: 'compaction', model: data.model, throughSeq: data.throughSeq },
-  };
-}
+export { summaryEntry } from './entry';

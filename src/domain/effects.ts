@@ -5,12 +5,28 @@
  * in memory with scripted outcomes and random arrival moments. Both run the same driver. Types only, and pure.
  */
 import type { BudgetUsed } from './budget';
-import type { RefTarget } from './entryRefs';
-import type { ErrorInfo, ToolCallInfo, ToolsOffered, TurnEndReason, Usage } from './events';
-import type { ContentBlock, MessageSource, TextBlock, UserMessage } from './messages';
-import type { DelegateStart } from './subsession';
-import type { TranscriptEntry } from './transcript';
-import type { ModelSpec } from './wire';
+import type { RefTarget } from './refTarget';
+import type { ToolCallInfo, TurnEndReason } from './events';
+import type { UserMessage } from './messages';
+import type { TranscriptEntry } from './entry';
+import type {
+  CompactionResult,
+  ContextOutput,
+  Failed,
+  ModelStepResult,
+  Resolved,
+  ToolExecResult,
+} from './results';
+import type { ModelSpec, SessionConfig } from './wire';
+
+export type {
+  CompactionResult,
+  ContextOutput,
+  Failed,
+  ModelStepResult,
+  Resolved,
+  ToolExecResult,
+} from './results';
 
 /** A worker tool as the session may use it (resolved by name on the worker). */
 export interface ToolDescriptor {
@@ -99,51 +115,17 @@ export interface CompactionCall extends Pick<
   throughSeq: number;
 }
 
-/** What a compactor answered, and the projection's size before and after. */
-export interface CompactionResult {
-  summary: string;
-  tokensBefore: number;
-  tokensAfter: number;
-  /** The compactor (`provider:model`). */
-  model: string;
-  /** What the compactor's provider reported (with its cost when the worker prices the compactor). */
-  usage?: Usage;
-}
-
-export interface ModelStepResult {
-  text: string;
-  toolCalls: ToolCallInfo[];
-  finish: 'stop' | 'tool-calls' | 'max-tokens';
-  usage?: Usage;
-  /**
-   * The tool definitions the request carried: their names, and a hash of the definitions (name, description and
-   * schema) the model was shown, so a transcript tells what the model saw even when a server's tools change.
-   */
-  tools?: ToolsOffered;
-  /** The call was cancelled after it produced `text` (visible output is kept, rule 29). */
-  interrupted?: boolean;
-}
-
-/** Context a tool or hook produced for the next step (rule 19); the driver gives it an id when it has none. */
-export interface ContextOutput {
-  id?: string;
-  content: TextBlock[];
-  /** Defaults to `{kind:'tool', callId}`. */
-  source?: MessageSource;
-}
-
-/** The settled outcome of one tool call, after the session's post-tool hooks. */
-export interface ToolExecResult {
-  content: ContentBlock[];
-  error?: ErrorInfo;
-  additionalContexts: ContextOutput[];
-  concludesTurn: boolean;
-}
-
 /** A post-tool hook's decision: continue (adding contexts) or block (the result becomes `feedback`). */
 export type PostToolHookResult =
   | { kind: 'continue'; additionalContexts: ContextOutput[] }
   | { kind: 'block'; feedback: string; additionalContexts: ContextOutput[] };
+
+/** A delegate call the session will perform: the child to start and the followup that carries the task. */
+export interface DelegateStart {
+  session: string;
+  config: SessionConfig;
+  message: { id: string; content: string };
+}
 
 /** One tool call the driver starts; it settles later (answered through `tool-settled`). */
 export interface ToolStart {
@@ -157,18 +139,6 @@ export interface ToolStart {
   /** A delegate call: the sub-session to start instead of a tool activity (./subsession.ts). */
   delegate?: DelegateStart;
 }
-
-/**
- * A failure the interpreter reports as data. `canceled` says the effect ended because the turn's cancellation
- * reached it (the driver then closes the turn `aborted` if a cancel is in progress).
- */
-export interface Failed {
-  kind: 'failed';
-  error: ErrorInfo;
-  canceled?: boolean;
-}
-
-export type Resolved<T> = { kind: 'ok'; value: T } | Failed;
 
 /** Everything the driver can ask for, with the answer each one gets. */
 export type Effect =

@@ -7,29 +7,17 @@
  * below — the same code the workflow built it with — and checks it against the hash; anything else stays inline.
  * Pure and deterministic (the workflow, the activities and the tests share it).
  */
-import type { ModelCall, ModelStepResult, ToolExecResult } from './effects';
+import type { ModelCall } from './effects';
+import type { RefTarget } from './refTarget';
+import type { ModelStepResult, ToolExecResult } from './results';
 import type { AssistantMessage } from './events';
-import { makeUserMessage, USER_SOURCE, type UserMessage } from './messages';
-import { assistantEntry, EMPTY_TRANSCRIPT_HASH, extendHash, toolEntry, userEntry } from './transcript';
-import type { TranscriptEntry } from './transcript';
-import { sourceWithRefs } from './sessionRefs';
+import type { UserMessage } from './messages';
+import { deliveredUserMessage } from './driver/inputs';
+import { assistantEntry, entryHash, toolEntry, userEntry, type TranscriptEntry } from './entry';
 import { DeliverInputSchema, LaneSignalSchema } from './wire';
 
-/** Where a run's history holds an entry's content, in a form the entry can be rebuilt from exactly. */
-export type HeldIn =
-  /** A `followup`/`steer`/`inject` signal or a `deliver` update of the run whose message has this (caller's) id. */
-  | { in: 'delivery'; messageId: string }
-  /** The result of the run's `executeTool` activity for this call (no post-tool hook changed its content). */
-  | { in: 'tool'; callId: string }
-  /** The result of the run's `modelStep` activity for this request; `id` is the answer's id, which the workflow made. */
-  | { in: 'model'; requestIndex: number; id: string };
-
-/** What names a referenced entry: where it is held, the seq of the log event that added it, and its hash. */
-export type RefTarget = HeldIn & {
-  seq: number;
-  /** `entryHash` of the entry. */
-  hash: string;
-};
+export { entryHash } from './entry';
+export type { HeldIn, RefTarget } from './refTarget';
 
 /** A transcript entry a request sends by reference. */
 export interface EntryRef {
@@ -41,11 +29,6 @@ export type WireEntry = TranscriptEntry | EntryRef;
 
 export function isEntryRef(entry: WireEntry): entry is EntryRef {
   return 'ref' in entry;
-}
-
-/** The hash of one entry on its own (the rolling hash of a transcript holding only it). */
-export function entryHash(entry: TranscriptEntry): string {
-  return extendHash(EMPTY_TRANSCRIPT_HASH, entry);
 }
 
 /** A request's new entries as its activity input carries them: references where the call has them, else inline. */
@@ -80,9 +63,8 @@ export function deliveredMessage(name: string, payload: unknown): UserMessage | 
         ? LaneSignalSchema.safeParse(payload)
         : undefined;
   if (!parsed?.success || parsed.data.message.id === undefined) return undefined;
-  const input = parsed.data.message;
-  // As the driver builds it: a direct message's references travel in its source (./sessionRefs.ts).
-  return makeUserMessage({ ...input, source: sourceWithRefs(input) }, USER_SOURCE, () => {
+  // As the driver builds it (the same function): a direct message's references travel in its source.
+  return deliveredUserMessage(parsed.data.message, () => {
     throw new Error('unreachable: the message has an id');
   });
 }

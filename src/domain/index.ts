@@ -84,14 +84,8 @@ export type {
   EventsQuery,
 } from './wire';
 
-export {
-  CORE_EVENT_TYPES,
-  TurnEndReasonSchema,
-  EventDataSchemas,
-  EventEnvelopeSchema,
-  isCoreEventType,
-  eventProblem,
-} from './events';
+export { CORE_EVENT_TYPES, isCoreEventType } from './events';
+export { TurnEndReasonSchema, EventDataSchemas, EventEnvelopeSchema, eventProblem } from './eventSchemas';
 export type {
   InboxTarget,
   SpliceData,
@@ -133,22 +127,14 @@ export { emptyTranscript, projectEvent, projectTranscript } from './transcript';
 export { estimateTokens, DEFAULT_COMPACT_AT, DEFAULT_KEEP_RECENT } from './compaction';
 export type { TranscriptEntry, TranscriptState } from './transcript';
 
-export {
-  RECENT_ID_WINDOW,
-  RESOLVED_APPROVAL_WINDOW,
-  initialSnapshot,
-  SessionStateError,
-  SessionCore,
-} from './session';
-export type {
-  PendingApproval,
-  ApprovalStatus,
-  SessionStatus,
-  SessionSnapshot,
-  SessionStateView,
-  AcceptResult,
-  SessionCoreDeps,
-} from './session';
+export { SessionCore } from './session';
+export type { AcceptResult, SessionCoreDeps } from './session';
+export { RECENT_ID_WINDOW } from './core/idWindows';
+export { RESOLVED_APPROVAL_WINDOW } from './core/approvals';
+export type { PendingApproval, ApprovalStatus } from './core/approvals';
+export { initialSnapshot, SessionStateError } from './core/snapshot';
+export type { SessionStatus, SessionSnapshot } from './core/snapshot';
+export type { SessionStateView } from './core/stateView';
 
 export { afterPreStep, afterStep } from './loop';
 export type { AfterPreStep, StepOutcome } from './loop';

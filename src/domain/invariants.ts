@@ -15,16 +15,12 @@
  * DENIED, APPROVAL_TIMEOUT or ABORTED_BEFORE_DISPATCH (by caller, timeout, cancel).
  * Plugin event types get the envelope and seq checks only.
  */
-import {
-  eventProblem,
-  isCoreEventType,
-  type SessionEvent,
-  type SpliceData,
-  type ToolCallInfo,
-} from './events';
+import { eventProblem } from './eventSchemas';
+import { isCoreEventType, type SessionEvent, type SpliceData } from './events';
 import { applySplice, EMPTY_INBOX, listOf, spliceProblem, type Inbox } from './inbox';
 import type { UserMessage } from './messages';
 import { assertNever } from './util';
+import { checkStepEvent, type StepModel } from './stepChecks';
 
 /** Where a log (or a continued run's part of it) starts; `SessionSnapshot` fits. Must be a quiet point. */
 export interface LogStart {
@@ -63,26 +59,6 @@ export function checkLog(events: readonly SessionEvent[], opts: CheckLogOptions 
 export function assertLogValid(events: readonly SessionEvent[], opts: CheckLogOptions = {}): void {
   const result = checkLog(events, opts);
   if (!result.ok) throw new LogInvariantError(result.problems);
-}
-
-/** The error a call's result must carry when its approval was not given (rule 29 for a cancel). */
-const WITHOUT_APPROVAL: Record<string, string> = {
-  caller: 'DENIED',
-  timeout: 'APPROVAL_TIMEOUT',
-  cancel: 'ABORTED_BEFORE_DISPATCH',
-};
-
-interface StepModel {
-  turn: number;
-  step: number;
-  /** Callids the step's assistant/message requested, in the model's order (undefined before it). */
-  requested?: string[];
-  /** Started calls in start order, and whether each has its result. */
-  calls: Map<string, boolean>;
-  /** Calls that asked for approval: undefined while waiting, then the decision and who took it. */
-  approvals: Map<string, { decision: string; by: string } | undefined>;
-  /** Delegate calls whose sub-session started, and whether it has ended. */
-  subsessions: Map<string, boolean>;
 }
 
 class LogChecker {
@@ -194,67 +170,16 @@ class LogChecker {
       }
       case 'user/message':
         return this.userMessage(event, event.data.message);
-      case 'assistant/message': {
+      case 'assistant/message':
+      case 'tool/call':
+      case 'tool/approval-requested':
+      case 'tool/approval-resolved':
+      case 'tool/result':
+      case 'compaction/summary':
+      case 'subsession/started':
+      case 'subsession/ended': {
         const step = this.requireStep(event);
-        if (!step) return;
-        if (step.requested) return this.report(event, `repeated in step ${step.turn}.${step.step}`);
-        step.requested = (event.data.message.toolCalls ?? []).map((c: ToolCallInfo) => c.callId);
-        return;
-      }
-      case 'tool/call': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId } = event.data;
-        if (!step.requested) return this.report(event, `${callId} before the step's assistant/message`);
-        if (!step.requested.includes(callId))
-          return this.report(event, `${callId} was not requested by the step's assistant/message`);
-        if (step.calls.has(callId))
-          return this.report(event, `${callId} repeated in step ${step.turn}.${step.step}`);
-        if (step.approvals.has(callId) && step.approvals.get(callId) === undefined)
-          this.report(event, `${callId} before its approval was resolved`);
-        step.calls.set(callId, false);
-        return;
-      }
-      case 'tool/approval-requested': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId } = event.data;
-        if (!step.requested?.includes(callId))
-          return this.report(event, `${callId} was not requested by the step's assistant/message`);
-        if (step.calls.has(callId) || step.approvals.has(callId))
-          return this.report(event, `${callId} after its call started or its approval was requested`);
-        step.approvals.set(callId, undefined);
-        return;
-      }
-      case 'tool/approval-resolved': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId, decision, by } = event.data;
-        if (!step.approvals.has(callId))
-          return this.report(event, `${callId} without a tool/approval-requested in this step`);
-        if (step.approvals.get(callId) !== undefined) return this.report(event, `${callId} resolved twice`);
-        step.approvals.set(callId, { decision, by });
-        return;
-      }
-      case 'tool/result': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId } = event.data;
-        const done = step.calls.get(callId);
-        if (done === undefined) return this.report(event, `${callId} without a tool/call in this step`);
-        if (done) return this.report(event, `${callId} repeated: at most one result per call`);
-        const order = step.requested ?? [...step.calls.keys()];
-        const owed = order.slice(0, order.indexOf(callId)).filter((id) => step.calls.get(id) === false);
-        if (owed.length)
-          this.report(event, `${callId} before ${owed.join(', ')}: results commit in the model's call order`);
-        if (step.subsessions.get(callId) === false)
-          this.report(event, `${callId} before its subsession/ended`);
-        const approval = step.approvals.get(callId);
-        const expected =
-          approval && approval.decision !== 'approve' ? WITHOUT_APPROVAL[approval.by] : undefined;
-        if (expected && event.data.error?.code !== expected)
-          this.report(event, `${callId} was not approved (${approval!.by}): expected error ${expected}`);
-        step.calls.set(callId, true);
+        if (step) checkStepEvent(step, event, (detail) => this.report(event, detail));
         return;
       }
       case 'budget/exceeded':
@@ -272,35 +197,9 @@ class LogChecker {
           this.report(event, `names step ${event.data.step}; the pause was before step ${this.budgetPause}`);
         this.budgetPause = undefined;
         return;
-      case 'compaction/summary': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        if (step.requested)
-          this.report(event, `after the step's assistant/message: it comes before the request`);
-        return;
-      }
       case 'session/forked':
         if (event.seq !== 0) this.report(event, 'after the first event: a fork starts its log');
         return;
-      case 'subsession/started': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId } = event.data;
-        if (step.calls.get(callId) !== false)
-          return this.report(event, `${callId} is not a started call without its result`);
-        if (step.subsessions.has(callId)) return this.report(event, `${callId} started a sub-session twice`);
-        step.subsessions.set(callId, false);
-        return;
-      }
-      case 'subsession/ended': {
-        const step = this.requireStep(event);
-        if (!step) return;
-        const { callId } = event.data;
-        if (step.subsessions.get(callId) !== false)
-          return this.report(event, `${callId} without a subsession/started that has not ended`);
-        step.subsessions.set(callId, true);
-        return;
-      }
       case 'session/disposed':
         if (this.turnOpen) this.report(event, `while turn ${this.turn} is open`);
         this.disposedAt = event.seq;

@@ -8,13 +8,14 @@ import { z } from 'zod';
 import { lazy } from './lazy';
 import type { BudgetUsed } from './budget';
 import { ErrorCodes } from './codes';
-import type { ToolDescriptor, ToolExecResult } from './effects';
+import type { DelegateStart, ToolDescriptor } from './effects';
 import type { ErrorInfo, TurnEndReason } from './events';
 import { NameSchema } from './names';
-import { failedResult } from './toolBatch';
+import { failedResult, type ToolExecResult } from './results';
 import { MAX_SUBSESSION_DEPTH, ScriptedStepSchema, type SessionConfig, type WaitOutcome } from './wire';
 
 export { MAX_SUBSESSION_DEPTH, SubsessionLinkSchema, type SubsessionLink } from './wire';
+export type { DelegateStart } from './effects';
 /** How many sub-sessions one turn of a session may start. */
 export const MAX_SUBSESSIONS_PER_TURN = 8;
 
@@ -39,13 +40,6 @@ export const DelegateArgsSchema = lazy(() =>
   }),
 );
 export type DelegateArgs = z.infer<typeof DelegateArgsSchema>;
-
-/** A delegate call the session will perform: the child to start and the followup that carries the task. */
-export interface DelegateStart {
-  session: string;
-  config: SessionConfig;
-  message: { id: string; content: string };
-}
 
 export type DelegatePlan = { kind: 'start'; start: DelegateStart } | { kind: 'refused'; error: ErrorInfo };
 

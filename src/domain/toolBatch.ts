@@ -12,11 +12,15 @@
  * Pure: a generator of effects (./effects.ts).
  */
 import { ErrorCodes } from './codes';
-import type { Answer, AnswerMap, Effect, ToolDescriptor, ToolExecResult } from './effects';
+import type { Answer, AnswerMap, Effect, ToolDescriptor } from './effects';
+import { failedResult, type ToolExecResult } from './results';
 import type { ErrorInfo, ToolCallInfo } from './events';
 import { makeUserMessage } from './messages';
 import type { SessionCore } from './session';
-import type { DelegatePlan, DelegateStart } from './subsession';
+import type { DelegateStart } from './effects';
+import type { DelegatePlan } from './subsession';
+
+export { failedResult } from './results';
 
 export interface ToolBatchOptions {
   core: SessionCore;
@@ -247,14 +251,4 @@ function* approvalsNeeded(
   const required = answer.kind === 'ok' ? new Set(answer.value) : new Set(check.map((c) => c.callId));
   for (const c of check) if (required.has(c.callId)) needs.add(c.callId);
   return needs;
-}
-
-/** A tool result that reports an error to the model. */
-export function failedResult(error: ErrorInfo): ToolExecResult {
-  return {
-    content: [{ type: 'text', text: `error: ${error.message}` }],
-    error,
-    additionalContexts: [],
-    concludesTurn: false,
-  };
 }

@@ -6,14 +6,25 @@
  * A `compaction/summary` replaces every entry logged up to its `throughSeq` with one summary message.
  * Pure; the same fold runs incrementally in the workflow and over a whole log in tests.
  */
-import type { AssistantMessage, ErrorInfo, EventDataMap, SessionEvent, ToolCallInfo } from './events';
-import type { ContentBlock, MessageSource, TextBlock, UserMessage } from './messages';
-import { summaryEntry } from './compaction';
+import type { EventDataMap, SessionEvent } from './events';
+import {
+  assistantEntry,
+  EMPTY_TRANSCRIPT_HASH,
+  extendHash,
+  summaryEntry,
+  toolEntry,
+  userEntry,
+  type TranscriptEntry,
+} from './entry';
 
-export type TranscriptEntry =
-  | { role: 'user'; id: string; content: TextBlock[]; source: MessageSource }
-  | { role: 'assistant'; id: string; content: TextBlock[]; toolCalls?: ToolCallInfo[]; interrupted?: true }
-  | { role: 'tool'; callId: string; name: string; content: ContentBlock[]; error?: ErrorInfo };
+export {
+  assistantEntry,
+  EMPTY_TRANSCRIPT_HASH,
+  extendHash,
+  toolEntry,
+  userEntry,
+  type TranscriptEntry,
+} from './entry';
 
 /**
  * Incremental projection state. A run of the workflow holds only the entries it added itself: `base` entries
@@ -42,8 +53,6 @@ export interface TranscriptState {
   previousRunId?: string;
 }
 
-export const EMPTY_TRANSCRIPT_HASH = '0';
-
 export function emptyTranscript(): TranscriptState {
   return { entries: [], seqs: [], generation: 0, callNames: {}, base: 0, hash: EMPTY_TRANSCRIPT_HASH };
 }
@@ -51,30 +60,6 @@ export function emptyTranscript(): TranscriptState {
 /** Total number of entries, earlier runs included. */
 export function transcriptLength(state: TranscriptState): number {
   return state.base + state.entries.length;
-}
-
-/**
- * Rolling hash of a transcript: hash(prefix + entry) from hash(prefix) and the entry's JSON. A 53-bit string hash
- * (cyrb53), as hex; deterministic, no Node built-ins, so the workflow and the activities compute the same value.
- */
-/**
- * `Math.imul`, read once. Inside the workflow sandbox every `Math.imul` lookup goes through the sandbox's guarded
- * globals, which made this hash ~55× slower there than outside (1.7 ms per step); a module-level binding avoids it.
- */
-const imul = Math.imul;
-
-export function extendHash(previous: string, entry: TranscriptEntry): string {
-  const text = `${previous}|${JSON.stringify(entry)}`;
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    h1 = imul(h1 ^ ch, 2654435761);
-    h2 = imul(h2 ^ ch, 1597334677);
-  }
-  h1 = imul(h1 ^ (h1 >>> 16), 2246822507) ^ imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = imul(h2 ^ (h2 >>> 16), 2246822507) ^ imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
 }
 
 function push(state: TranscriptState, entry: TranscriptEntry, seq: number): void {
@@ -100,31 +85,6 @@ function compact(state: TranscriptState, seq: number, data: EventDataMap['compac
   // The summary stands for everything up to throughSeq: a later cut after it summarises it with the rest.
   push(state, summaryEntry(seq, data), data.throughSeq);
   kept.forEach((entry, i) => push(state, entry, keptSeqs[i]!));
-}
-
-/** The entry of a `user/message`. */
-export function userEntry(m: UserMessage): TranscriptEntry {
-  return { role: 'user', id: m.id, content: [...m.content], source: m.source };
-}
-
-/** The entry of an `assistant/message`. */
-export function assistantEntry(m: AssistantMessage, interrupted?: boolean): TranscriptEntry {
-  const entry: TranscriptEntry = { role: 'assistant', id: m.id, content: m.content };
-  if (m.toolCalls?.length) entry.toolCalls = m.toolCalls;
-  if (interrupted) entry.interrupted = true;
-  return entry;
-}
-
-/** The entry of a `tool/result` (`name` from its `tool/call`). */
-export function toolEntry(
-  callId: string,
-  name: string,
-  content: ContentBlock[],
-  error: ErrorInfo | undefined,
-): TranscriptEntry {
-  const entry: TranscriptEntry = { role: 'tool', callId, name, content };
-  if (error) entry.error = error;
-  return entry;
 }
 
 /** Folds one event into the projection (mutates and returns `state`). Unknown event types are skipped. */

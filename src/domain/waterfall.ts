@@ -16,7 +16,7 @@ import type {
   ToolExecResult,
 } from './effects';
 import type { SessionConfig } from './wire';
-import { failedResult } from './toolBatch';
+import { failedResult } from './results';
 
 export interface PreStepContext {
   sessionId: string;

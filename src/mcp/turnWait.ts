@@ -3,7 +3,7 @@
  * `events` queries (as `SessionClient.watch` does) until a `turn/end` after a given seq appears, the session is idle
  * with nothing queued, it is disposed, or the deadline passes. Does I/O (queries); never throws on a timeout.
  */
-import type { SessionClient } from '../client';
+import { delay, type SessionClient } from '../client';
 import type { SessionEvent, TurnEndReason } from '../domain/events';
 import { textOf } from '../domain/messages';
 
@@ -71,7 +71,7 @@ export async function waitForTurn(
       lastProgress = now;
       await opts.onProgress(now - started);
     }
-    await sleep(Math.min(pollMs, deadline - now), opts.signal);
+    await delay(Math.min(pollMs, deadline - now), opts.signal);
   }
 }
 
@@ -98,16 +98,4 @@ async function earlierAnswer(
     until = after;
   }
   return undefined;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

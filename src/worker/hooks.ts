@@ -49,7 +49,6 @@ const HookEntrySchema = z
   });
 
 export const HooksFileSchema = z.strictObject({ hooks: z.array(HookEntrySchema) });
-export type HooksFile = z.infer<typeof HooksFileSchema>;
 
 /** The hooks a parsed hooks file describes. Throws an Error naming the entry that is wrong. */
 export function hooksFromConfig(file: unknown, where = 'hooks file'): HookDefinition[] {

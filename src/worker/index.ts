@@ -123,11 +123,15 @@ export interface SessionWorkerOptions {
    * sink fills it; default: a new one). Tests pass their own to empty it, as a restart would.
    */
   entryStore?: EntryStore;
-  /** A prebuilt workflow bundle (tests bundle once per run). */
+  /**
+   * A workflow bundle built beforehand, instead of `workflowsPath`: for test suites that bundle once per run (it
+   * must include SESSION_PAYLOAD_CONVERTER_PATH as its payload converter). Not the documented way to name the code.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
-   * A workflows module to bundle at start (default: ours — from dist/, the bundle `npm run build` wrote; from src/,
-   * bundled at start). Users with pre-step listeners point this at their module.
+   * The workflow code, named one way: the path of a workflows module (default: ours — from dist/, the bundle
+   * `npm run build` wrote; from src/, bundled at start). Users with pre-step listeners point this at their module,
+   * which re-exports ours wrapped with `defineAgentSession` (agent-sessions/workflows).
    */
   workflowsPath?: string;
   /**
@@ -167,13 +171,13 @@ function prebuiltBundle(traced: boolean | undefined): string | undefined {
   return prebuiltWorkflowBundle(traced ? PREBUILT_TRACED_WORKFLOW_BUNDLE : undefined);
 }
 
+/** How often a worker sends an activity's latest heartbeat at most: the streaming latency's main part. */
+export const STREAM_THROTTLE = '200 milliseconds';
+
 /**
  * Builds the worker. Throws when a tool or hook is registered twice, the default model's provider is missing, the
  * encryption keyring is malformed, or the workflow code does not bundle.
  */
-/** How often a worker sends an activity's latest heartbeat at most: the streaming latency's main part. */
-export const STREAM_THROTTLE = '200 milliseconds';
-
 export async function createSessionWorker(opts: SessionWorkerOptions): Promise<Worker> {
   const provider = opts.defaultModel?.provider;
   if (provider && provider !== 'scripted' && !opts.providers?.[provider]) {

@@ -4,7 +4,7 @@
  * (wait for completion) lets a cancelled call settle and commit its result (rule 29). Every proxy refuses arguments
  * over the payload limit before it schedules anything (./payloadGuard.ts).
  */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities';
 import { FailureTypes } from '../contract';
 import { sizeGuarded } from './payloadGuard';
@@ -29,6 +29,20 @@ const nonRetryableErrorTypes = [
   FailureTypes.HookInvalidOutput,
 ];
 
+/** Retries 1 s apart at first, doubling up to `maximumInterval`; our non-retryable failure types are final. */
+function backoff(
+  maximumAttempts: number,
+  maximumInterval: RetryPolicy['maximumInterval'] = '10 seconds',
+): RetryPolicy {
+  return {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval,
+    maximumAttempts,
+    nonRetryableErrorTypes,
+  };
+}
+
 export const modelActivities = sizeGuarded(
   proxyActivities<Pick<SessionActivities, 'modelStep' | 'compactTranscript'>>({
     startToCloseTimeout: '10 minutes',
@@ -36,13 +50,7 @@ export const modelActivities = sizeGuarded(
     heartbeatTimeout: '10 seconds',
     // Set explicitly: an unset cancellation type reaches the server as TRY_CANCEL, which reports the cancel at once.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '10 seconds',
-      maximumAttempts: 5 + WORKER_LOSS_RETRIES,
-      nonRetryableErrorTypes,
-    },
+    retry: backoff(5 + WORKER_LOSS_RETRIES),
   }),
 );
 
@@ -52,13 +60,7 @@ export const toolActivities = sizeGuarded(
     scheduleToCloseTimeout: '2 hours',
     heartbeatTimeout: '10 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '10 seconds',
-      maximumAttempts: 3 + WORKER_LOSS_RETRIES,
-      nonRetryableErrorTypes,
-    },
+    retry: backoff(3 + WORKER_LOSS_RETRIES),
   }),
 );
 
@@ -80,13 +82,7 @@ export const hookActivities = sizeGuarded(
     scheduleToCloseTimeout: '30 minutes',
     heartbeatTimeout: '10 seconds',
     cancellationType: ActivityCancellationType.TRY_CANCEL,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '10 seconds',
-      maximumAttempts: 3 + WORKER_LOSS_RETRIES,
-      nonRetryableErrorTypes,
-    },
+    retry: backoff(3 + WORKER_LOSS_RETRIES),
   }),
 );
 
@@ -99,12 +95,6 @@ export const scheduleActivities = sizeGuarded(
   proxyActivities<Pick<SessionActivities, 'deliverScheduled'>>({
     startToCloseTimeout: '1 minute',
     scheduleToCloseTimeout: '30 minutes',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '30 seconds',
-      maximumAttempts: 10,
-      nonRetryableErrorTypes,
-    },
+    retry: backoff(10, '30 seconds'),
   }),
 );

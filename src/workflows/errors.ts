@@ -1,10 +1,11 @@
 /**
  * Turns failures caught in the workflow into `{message, code}` data (outcomes are data, STYLE.md 6). The code is
  * always UPPER_SNAKE: an ApplicationFailure's type is converted (`HookFailed` → `HOOK_FAILED`), anything else gets
- * the caller's fallback code.
+ * the caller's fallback code. {@link failed} is the answer of an effect that failed, marked when a cancel caused it.
  */
-import { ActivityFailure, ApplicationFailure, TemporalFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, TemporalFailure } from '@temporalio/workflow';
 import { codeOf } from '../domain/codes';
+import type { Failed } from '../domain/effects';
 import type { ErrorInfo } from '../domain/events';
 
 export function errorInfo(err: unknown, fallbackCode: string): ErrorInfo {
@@ -22,4 +23,13 @@ export function errorInfo(err: unknown, fallbackCode: string): ErrorInfo {
 export function failureType(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/** An effect's failed answer: the failure as data, `canceled` when the turn's cancellation caused it. */
+export function failed(err: unknown, fallbackCode: string): Failed {
+  return {
+    kind: 'failed',
+    error: errorInfo(err, fallbackCode),
+    ...(isCancellation(err) ? { canceled: true } : {}),
+  };
 }

@@ -25,11 +25,6 @@ export function trackLogContext(event: { type: string; data: unknown }): void {
   else if (event.type === 'step/start') setLogContext({ turn: data.turn, step: data.step });
 }
 
-/** The current turn and step (what the next log line carries). */
-export function logContext(): { turn?: number; step?: number } {
-  return { ...context };
-}
-
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   outbound: [{ getLogAttributes: (input, next) => next({ ...input, ...context }) }],
 });

@@ -1,8 +1,10 @@
 /**
- * The agentSession workflow: the wire handlers and the interpreter of the session driver (src/domain/driver.ts),
- * which holds the one turn loop. Handlers delegate to the driver in a line or two; the driver's effects become
- * activities, conditions and cancellation scopes in ./interpreter.ts. Deterministic: runs in the workflow sandbox;
- * time and ids come from the workflow API.
+ * The agentSession workflow's definition: `defineAgentSession(options)` builds the workflow function (the bundle's
+ * `agentSession` is the one with no options), which checks the start config and runs a SessionWorkflow. That class
+ * wires the session driver (src/domain/driver.ts, the one turn loop) to the workflow: its events to log context,
+ * visibility, metrics and traces; its handlers (./handlers.ts); its effects to the interpreter (./interpreter.ts);
+ * and continue-as-new at the quiet points the driver chooses. Deterministic: runs in the workflow sandbox; time and
+ * ids come from the workflow API.
  */
 import {
   allHandlersFinished,
@@ -10,49 +12,31 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
-  setDefaultSignalHandler,
-  setHandler,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import {
-  approveUpdate,
-  budgetUpdate,
-  cancelSignal,
-  deliverUpdate,
-  disposeSignal,
-  eventsQuery,
-  FailureTypes,
-  followupSignal,
-  injectSignal,
-  modelContextQuery,
-  stateQuery,
-  configQuery,
-  steerSignal,
-  transcriptQuery,
-} from '../contract';
-import { SessionDriver, SessionRefusal, type CarriedSession } from '../domain/driver';
-import { eventsPage, modelContextPage } from '../domain/pages';
-import { describeZodIssue } from '../domain/util';
-import {
-  DEFAULT_WAIT_MS,
-  SessionConfigSchema,
-  type DeliverInput,
-  type DeliveryReceipt,
-  type SessionConfig,
-} from '../domain/wire';
+import { FailureTypes } from '../contract';
+import { SessionDriver, type CarriedSession } from '../domain/driver';
 import type { SubsessionOutcome } from '../domain/subsession';
-import { EffectInterpreter, type AgentSessionOptions } from './interpreter';
+import { describeZodIssue } from '../domain/util';
+import type { PreStepListener } from '../domain/waterfall';
+import { SessionConfigSchema, type SessionConfig } from '../domain/wire';
+import { isWireSignal, registerHandlers, withoutSnapshot } from './handlers';
+import { EffectInterpreter } from './interpreter';
 import { setLogContext, trackLogContext } from './logging';
+import { SessionNames } from './names';
 import { sessionMetrics, TurnTracing } from './telemetry';
 import { Visibility } from './visibility';
+import { TurnWaiters } from './waiters';
 
-export type { AgentSessionOptions, CarriedSession };
+export type { CarriedSession };
 export { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../domain/driver';
 
-/** Marks runs whose `deliver` update checks the session's tool and hook names before accepting (rule 5). */
-const DELIVER_CHECKS_CONFIG = 'deliver-checks-config';
+/** Workflow-side extensions of a session, given to {@link defineAgentSession}. */
+export interface AgentSessionOptions {
+  /** Pre-step listeners, outermost first. */
+  preStep?: PreStepListener[];
+}
 
 /** Builds an agentSession workflow function with the given workflow-side extensions. */
 export function defineAgentSession(options: AgentSessionOptions = {}) {
@@ -76,11 +60,7 @@ class SessionWorkflow {
   private readonly info = workflowInfo();
   private readonly driver: SessionDriver;
   private readonly interpreter: EffectInterpreter;
-  /** Where this run's log starts, and the run that holds what came before. */
-  private readonly firstSeq: number;
-  private readonly previousRunId: string | undefined;
-  /** Message ids of deliveries waiting for their message's turn to end (an id may be waited on twice). */
-  private readonly waiting: string[] = [];
+  private readonly waiters: TurnWaiters;
   private readonly tracing = new TurnTracing(this.info.workflowId);
 
   constructor(
@@ -100,7 +80,7 @@ class SessionWorkflow {
         onRefused: (lane, reason) => {
           log.warn('refused a signal payload', { lane, reason });
           // The metric's tag is one of the wire's names: a bad signal's name is the sender's to choose.
-          sessionMetrics.refused(WIRE_SIGNALS.has(lane) ? lane : 'other');
+          sessionMetrics.refused(isWireSignal(lane) ? lane : 'other');
         },
         onInternalError: (turn, err) => log.error('turn failed', { turn, error: String(err) }),
         onApprovalResolved: () => this.interpreter.approvalResolved(),
@@ -121,10 +101,24 @@ class SessionWorkflow {
     // A run that continued as new starts mid-session: its log lines carry the turn it is in.
     if (this.driver.core.turn > 0)
       setLogContext({ turn: this.driver.core.turn, step: this.driver.core.step || undefined });
-    this.interpreter = new EffectInterpreter(this.driver, this.info, options, this.tracing);
-    this.firstSeq = this.driver.core.lastSeq + 1;
-    this.previousRunId = carried?.previousRunId;
-    this.registerHandlers();
+    const names = new SessionNames(this.driver.config);
+    this.interpreter = new EffectInterpreter(
+      this.driver,
+      this.info,
+      names,
+      options.preStep ?? [],
+      this.tracing,
+    );
+    this.waiters = new TurnWaiters(this.driver);
+    registerHandlers({
+      driver: this.driver,
+      config,
+      names,
+      waiters: this.waiters,
+      tracing: this.tracing,
+      firstSeq: this.driver.core.lastSeq + 1,
+      previousRunId: carried?.previousRunId,
+    });
   }
 
   /**
@@ -150,168 +144,13 @@ class SessionWorkflow {
     if (this.config.subsession) return;
     // A waiting delivery is a handler that lasts until its message's turn ends. Those whose turn has ended finish
     // now; one still waiting for a later turn keeps this run (the next quiet point tries again).
-    await condition(() => allHandlersFinished() || this.waitingForLaterTurn());
-    if (this.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
+    await condition(() => allHandlersFinished() || this.waiters.waitingForLaterTurn());
+    if (this.waiters.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
     sessionMetrics.continuedAsNew();
     // A fork's snapshot stays in its first run's history; the next run carries the transcript, not the snapshot.
-    const { fork, ...config } = this.config;
     await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
-      fork ? { ...config, fork: { from: fork.from, throughSeq: fork.throughSeq } } : config,
+      withoutSnapshot(this.config),
       this.driver.carry(this.info.runId),
     );
-  }
-
-  private registerHandlers(): void {
-    const driver = this.driver;
-    // One handler for every signal, registered first: Temporal hands signals that arrived before the first workflow
-    // task to specific handlers one name at a time, which would put a followup before an inject sent earlier.
-    // The default handler receives them all in arrival order (rule 9).
-    const signal = (name: string, payload: unknown) => {
-      this.tracing.noteDelivery((payload as { message?: { id?: unknown } } | undefined)?.message?.id);
-      driver.signal(name, payload);
-    };
-    setDefaultSignalHandler((name: string, ...args: unknown[]) => signal(name, args[0]));
-    // Then the wire's signals by name, with their descriptions (the Temporal UI lists them). Registered after the
-    // default handler has taken every signal that arrived before: nothing is buffered, so order is kept.
-    for (const [def, description] of SIGNAL_DESCRIPTIONS)
-      setHandler(def, (payload: unknown) => signal(def.name, payload), { description });
-    setHandler(deliverUpdate, (raw) => this.deliver(raw), {
-      validator: (raw: unknown) => asFailure(() => driver.validateDeliver(raw)),
-      description:
-        'Delivers a message on a lane and returns its receipt; refuses invalid input naming the field. With `wait`, completes when the turn it entered ends.',
-    });
-    setHandler(approveUpdate, (raw) => asFailure(() => driver.approve(raw)), {
-      validator: (raw: unknown) => void asFailure(() => driver.validateApprove(raw)),
-      description:
-        'Decides a tool call waiting for approval: {callId, decision: approve|deny, reason?} → {callId, decision, duplicate}. Refuses a call that is not waiting, naming it.',
-    });
-    setHandler(budgetUpdate, (raw) => asFailure(() => driver.budget(raw)), {
-      validator: (raw: unknown) => void asFailure(() => driver.validateBudget(raw)),
-      description:
-        'Decides a session waiting at its budget: {decision: extend, limits} or {decision: deny, reason?} → {decision, limits}. Refuses when the session does not wait, or limits that would not let the step run.',
-    });
-    setHandler(
-      eventsQuery,
-      (raw) =>
-        eventsPage(raw, {
-          log: driver.core.log,
-          firstSeq: this.firstSeq,
-          lastSeq: driver.core.lastSeq,
-          ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
-        }),
-      {
-        description:
-          "A page of this run's event log: {afterSeq?, limit?} → {events, nextSeq, previousRunId?}.",
-      },
-    );
-    setHandler(
-      configQuery,
-      () => {
-        const { fork, ...config } = this.config;
-        return fork ? { ...config, fork: { from: fork.from, throughSeq: fork.throughSeq } } : config;
-      },
-      {
-        description:
-          'The config the session was started with (a fork names its source, without the snapshot).',
-      },
-    );
-    setHandler(stateQuery, () => driver.stateView(), {
-      description: 'Status, turn, step, pending message ids, refused payloads and token usage.',
-    });
-    setHandler(
-      transcriptQuery,
-      () => ({
-        ...(this.config.system !== undefined ? { system: this.config.system } : {}),
-        messages: driver.core.transcript.entries,
-        base: driver.core.transcript.base,
-        ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
-      }),
-      { description: 'The model-visible transcript this run holds (system prompt and messages).' },
-    );
-    setHandler(
-      modelContextQuery,
-      (range) => modelContextPage(range, driver.core.transcript, this.previousRunId),
-      {
-        description: 'Internal: model-visible entries [from, to) for the model activity’s transcript cache.',
-      },
-    );
-  }
-
-  /**
-   * Accepts a delivery. The first delivery of a run whose session names tools or hooks waits for the worker to
-   * resolve them, and an unknown name rejects the update naming it ("told at once").
-   */
-  private async deliver(raw: unknown): Promise<DeliveryReceipt> {
-    if (this.interpreter.configUnchecked() && patched(DELIVER_CHECKS_CONFIG)) {
-      for (const r of await this.interpreter.resolveAll()) {
-        if (r.kind === 'failed')
-          throw ApplicationFailure.create({
-            type: r.failureType,
-            message: r.error.message,
-            nonRetryable: true,
-          });
-      }
-    }
-    const receipt = asFailure(() => this.driver.deliver(raw));
-    if (!receipt.duplicate) this.tracing.noteDelivery(receipt.messageId);
-    const wait = (raw as DeliverInput).wait;
-    return wait ? this.waitForTurn(receipt, wait.timeoutMs ?? DEFAULT_WAIT_MS) : receipt;
-  }
-
-  /**
-   * Completes a waiting delivery when its message's turn has ended. While a waiter waits the session does not
-   * continue as new (the quiet point comes again after the next turn), so the wait never spans two runs.
-   */
-  private waitingForLaterTurn(): boolean {
-    return this.waiting.some((id) => this.driver.waitOutcome(id) === undefined);
-  }
-
-  private async waitForTurn(receipt: DeliveryReceipt, timeoutMs: number): Promise<DeliveryReceipt> {
-    this.waiting.push(receipt.messageId);
-    try {
-      // The timer's summary names it on the Temporal UI's timeline (metadata only: replay does not compare it).
-      const ended = await condition(
-        () => this.driver.waitOutcome(receipt.messageId) !== undefined,
-        timeoutMs,
-        {
-          summary: `wait for the turn of ${receipt.messageId}`,
-        },
-      );
-      if (!ended)
-        throw ApplicationFailure.create({
-          type: FailureTypes.TurnWaitTimeout,
-          nonRetryable: true,
-          message: `message ${receipt.messageId} was accepted, but its turn did not end within ${timeoutMs} ms`,
-          details: [receipt],
-        });
-      return { ...receipt, outcome: this.driver.waitOutcome(receipt.messageId)! };
-    } finally {
-      this.waiting.splice(this.waiting.indexOf(receipt.messageId), 1);
-    }
-  }
-}
-
-const WIRE_SIGNALS = new Set(['followup', 'steer', 'inject', 'cancel', 'dispose']);
-
-/** The wire's signals (docs/protocol.md) and what the Temporal UI says of each. */
-const SIGNAL_DESCRIPTIONS = [
-  [
-    followupSignal,
-    'Queues a message for its own turn (lane followup); invalid payloads are counted and ignored.',
-  ],
-  [steerSignal, 'Delivers a message at the next step boundary and wakes the session (lane steer).'],
-  [injectSignal, 'Adds context at the next step without waking the session (lane inject).'],
-  [cancelSignal, 'Cancels the running turn: {reason?}. Running tool calls settle; pending ones are aborted.'],
-  [disposeSignal, 'Ends the session after cancelling its running turn: {}.'],
-] as const;
-
-/** Runs `body`; a SessionRefusal becomes a non-retryable ApplicationFailure of its failure type. */
-function asFailure<T>(body: () => T): T {
-  try {
-    return body();
-  } catch (err) {
-    if (err instanceof SessionRefusal)
-      throw ApplicationFailure.create({ type: err.failureType, message: err.message, nonRetryable: true });
-    throw err;
   }
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { HistoryReplayError, replayHistories } from '../../src/testing';
+import { HistoryReplayError, replayHistories, replayHistoryFiles } from '../../src/testing';
 import { CORPUS_DIR } from './record';
 
 const bundle = () => ({ workflowBundle: { codePath: inject('workflowBundlePath') } });
@@ -44,6 +44,37 @@ describe('replay corpus', () => {
       replayed: files.length,
       files: files.sort().map((f) => path.join(CORPUS_DIR, f)),
     });
+  });
+
+  it("carries the old branch of patched('deliver-checks-config'): a deliver accepted before the names were checked", async () => {
+    // Recorded with the workflow code of the commit before the patch (6ad661d; docs/testing.md, "The replay
+    // corpus"): the session names a tool, and its first message comes through the `deliver` update. No run of today's
+    // code writes this history: it checks the names before accepting, so the update waits for `describeTools`. On
+    // replay `patched` is false (no marker), the handler takes the old branch and accepts at once, as recorded; the
+    // corpus test above replays it, and fails without the old branch (a nondeterminism error at the update).
+    const history = golden('patch-deliver-checks-config-old-branch-v0.json');
+    // The session's config, the workflow's first argument.
+    const started = history.events[0]!.workflowExecutionStartedEventAttributes as {
+      input: { payloads: { data: string }[] };
+    };
+    const config = JSON.parse(Buffer.from(started.input.payloads[0]!.data, 'base64').toString()) as {
+      tools?: string[];
+    };
+    expect(config.tools).toEqual(['echo']);
+    expect(JSON.stringify(history)).not.toContain('deliver-checks-config');
+    expect(history.events.some((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')).toBe(false);
+    const at = (type: string, activity?: string) =>
+      history.events.findIndex(
+        (e) =>
+          e.eventType === type &&
+          (activity === undefined || e.activityTaskScheduledEventAttributes?.activityType.name === activity),
+      );
+    const completed = at('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED');
+    const described = at('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED', 'describeTools');
+    expect(completed).toBeGreaterThan(0);
+    expect(described).toBeGreaterThan(completed);
+    const file = path.join(CORPUS_DIR, 'patch-deliver-checks-config-old-branch-v0.json');
+    expect(await replayHistoryFiles([file], bundle())).toEqual({ replayed: 1, files: [file] });
   });
 
   it('fails, naming the file, when a recorded command no longer matches the code (a renamed activity)', async () => {

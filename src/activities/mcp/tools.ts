@@ -14,6 +14,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorInfo } from '../../domain/events';
 import { ErrorCodes, FailureTypes } from '../../contract';
 import { formatBytes } from '../../domain/messages';
+import { failedResult } from '../../domain/results';
 import type { ToolDescriptor, ToolExecResult, ToolSpec } from '../types';
 import { McpConnection, McpTooLargeError, McpUnavailableError, type McpProgress } from './connection';
 import { MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES, type McpServers } from './config';
@@ -191,13 +192,13 @@ export class McpTools {
     const server = serverOf(modelName)!;
     const entry = (await this.tools(server)).get(modelName);
     if (!entry)
-      return failed({
+      return failedResult({
         code: ErrorCodes.UnknownTool,
         message: `MCP server "${server}" no longer offers the tool ${modelName}`,
       });
     const invalid = this.validate(entry.tool, args);
     if (invalid)
-      return failed({
+      return failedResult({
         code: ErrorCodes.ToolInvalidArguments,
         message: `invalid arguments for ${modelName}: ${invalid}`,
       });
@@ -214,8 +215,8 @@ export class McpTools {
       // McpError wrapping it, after sending notifications/cancelled).
       if (runtime.signal.aborted) throw runtime.signal.reason instanceof Error ? runtime.signal.reason : err;
       if (err instanceof McpUnavailableError) throw unavailable(err);
-      if (err instanceof McpTooLargeError) return failed(tooLarge(modelName, err));
-      return failed({
+      if (err instanceof McpTooLargeError) return failedResult(tooLarge(modelName, err));
+      return failedResult({
         code: ErrorCodes.ToolFailed,
         message: `${modelName} failed: ${err instanceof Error ? err.message : String(err)}`,
       });
@@ -258,15 +259,6 @@ export class McpTools {
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));
   }
-}
-
-function failed(error: ErrorInfo): ToolExecResult {
-  return {
-    content: [{ type: 'text', text: `error: ${error.message}` }],
-    error,
-    additionalContexts: [],
-    concludesTurn: false,
-  };
 }
 
 /**

@@ -70,11 +70,6 @@ function lastRole(prompt: readonly LanguageModelV3Message[]): string | undefined
   return [...prompt].reverse().find((m) => m.role !== 'system')?.role;
 }
 
-/** The JSON text of a tool call as the model writes it (and as it is shown back to it in later requests). */
-export function toolCallText(name: string, input: unknown): string {
-  return JSON.stringify({ tool: name, arguments: input ?? {} });
-}
-
 /**
  * The chat the model continues: one system turn (the session's system text, plus the tool list and the call format
  * in tool mode), then user and model turns in order. An earlier call reads as "Let me use the X tool." and its
