@@ -66,7 +66,9 @@ export async function* follow(read: FollowReaders, opts: FollowOptions): AsyncGe
       fresh = events.length;
       for (const event of events) {
         seen = event.seq;
-        deltas.event(event);
+        // A step's answer may complete the text its deltas delivered: that last delta comes before the answer.
+        const last = deltas.event(event);
+        if (last) yield last;
         yield* fold.next(event, event.seq > afterSeq);
         if (event.type === 'session/disposed') return;
       }

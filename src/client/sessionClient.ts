@@ -294,10 +294,10 @@ export class SessionClient {
 
   /**
    * Like {@link watch}, and while a model step runs, its text as the model writes it: `delta` items with (turn, step,
-   * attempt), the text so far and what is new (`reset` when a retried attempt starts again). The step's
-   * `assistant/message` event stays the durable answer; deltas add nothing to history. A watcher that joins mid-step
-   * gets the text so far first. Deltas are read with DescribeWorkflowExecution every `streamPollMs` (default 100)
-   * while a model call runs; the worker sends them at most every 200 ms (docs/decisions/2026-12-03-streaming.md).
+   * attempt), the text so far and what is new (`reset` when a retried attempt starts again); a joining watcher gets
+   * the text so far first, and a step's last delta carries its whole answer, just before the `assistant/message` that
+   * stays the durable answer (deltas add nothing to history). Deltas are read with DescribeWorkflowExecution every
+   * `streamPollMs` (default 100) while a model call runs; the worker sends them at most every 200 ms.
    */
   stream(
     sessionId: string,

@@ -499,8 +499,11 @@ describe('approve and deny', () => {
 describe('watch --stream', () => {
   it('shows the answer as it is written: delta lines that grow, then the answer event', async () => {
     const id = newId('cli-stream');
-    const answer = 'alpha beta gamma delta epsilon zeta eta theta';
-    await sessions.start(id, { model: { provider: 'scripted', steps: [{ text: answer, streamMs: 8_000 }] } });
+    // 24 words over 4 s: the last one comes within the worker's heartbeat throttle, so only the step's last delta
+    // (sent when its answer is logged) carries it.
+    const answer =
+      'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega';
+    await sessions.start(id, { model: { provider: 'scripted', steps: [{ text: answer, streamMs: 4_000 }] } });
     const watchJson = spawnCli(['watch', id, '--stream', '--json'], cliVars);
     const watchText = spawnCli(['watch', id, '--stream'], cliVars);
     // Both watchers follow the session before the answer starts: a watcher that a loaded machine starts late would
@@ -535,11 +538,14 @@ describe('watch --stream', () => {
     const deltas = all.filter((l) => l.kind === 'delta');
     expect(deltas.length).toBeGreaterThanOrEqual(2);
     for (const d of deltas) expect(answer.startsWith(d.text as string)).toBe(true);
+    expect(deltas.map((d) => d.delta).join('')).toBe(answer);
+    expect(deltas.at(-1)!.text).toBe(answer);
     expect(all.findIndex((l) => l.kind === 'delta')).toBeLessThan(
       all.findIndex((l) => l.type === 'assistant/message'),
     );
-    // Rendered: the answer is written once, inline, as it grows.
+    // Rendered: the answer is written once, inline, as it grows (not again as a block when it is logged).
     expect(watchText.stdout().split(answer)).toHaveLength(2);
+    expect(watchText.stdout().split('◆')).toHaveLength(2);
     expect(watchText.stdout()).toContain(`◆ ${answer.split(' ')[0]}`);
   });
 });

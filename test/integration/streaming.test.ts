@@ -2,7 +2,9 @@
  * Live text for watchers (SessionClient.stream) on the dev server: while a model step runs, a watcher sees its text
  * grow, with (turn, step, attempt) on each delta; one that joins mid-step gets the text so far first; the durable
  * answer is still the step's `assistant/message`, and streaming adds nothing to history. When an attempt fails after
- * writing part of its answer, the retry's text comes as a reset, and the durable answer is the retry's alone.
+ * writing part of its answer, the retry's text comes as a reset, and the durable answer is the retry's alone. The
+ * last delta of a step carries its whole answer, also when the model ends faster than the worker's heartbeat throttle
+ * (a scripted step, and an OpenAI-compatible server streaming over real HTTP).
  */
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
@@ -12,15 +14,24 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ModelProvider } from '../../src/activities/model';
 import { SessionClient, type StreamItem, type TextDelta } from '../../src/client';
 import { FailureTypes } from '../../src/contract';
-import { createSessionWorker } from '../../src/worker';
+import { createSessionWorker, modelsFromConfig } from '../../src/worker';
+import { loadConfig } from '../../src/worker/config';
+import { FakeModelServer } from '../providers/fakeModelServer';
 import { newId, settle, startSessionTestEnv, type SessionTestEnv } from '../support/sessionEnv';
 
 let t: SessionTestEnv;
+let compat: FakeModelServer;
 beforeAll(async () => {
-  t = await startSessionTestEnv('dev');
+  compat = await FakeModelServer.start('openai');
+  const config = loadConfig({
+    OPENAI_COMPATIBLE_BASE_URL: compat.url,
+    OPENAI_COMPATIBLE_API_KEY: 'compat-key',
+  });
+  t = await startSessionTestEnv('dev', [], { providers: modelsFromConfig(config).providers });
 });
 afterAll(async () => {
   await t?.teardown();
+  await compat?.close();
 });
 
 const FIRST_TRY = 'the first try writes this and then its connection drops';
@@ -164,7 +175,8 @@ describe('streaming to watchers', () => {
       expect(second[0]).toMatchObject({ turn: 1, step: 1, attempt: 2, reset: true });
       expect(second[0]!.delta).toBe(second[0]!.text);
       expect(second.slice(1).every((d) => !d.reset)).toBe(true);
-      expect(SECOND_TRY.startsWith(second.at(-1)!.text)).toBe(true);
+      // The step's last delta carries the whole answer of the attempt that made it.
+      expect(second.at(-1)!.text).toBe(SECOND_TRY);
       expect(deltas.indexOf(second[0]!)).toBeGreaterThan(deltas.indexOf(first.at(-1)!));
 
       const events = await settle(s, id);
@@ -177,5 +189,43 @@ describe('streaming to watchers', () => {
       worker.shutdown();
       await running;
     }
+  });
+});
+
+describe('the last delta of a step carries its whole answer', () => {
+  /** Streams one followup's answer; checks that the deltas, joined, are the answer and end with it before the message. */
+  async function streamedAnswer(id: string, expected: string) {
+    const s = t.sessions();
+    const abort = new AbortController();
+    const watching = collect(s.stream(id, { signal: abort.signal }));
+    await s.followup(id, 'write it');
+    const items = await watching;
+    abort.abort();
+    const deltas = items.filter((i): i is TextDelta => i.kind === 'delta');
+    const answer = items.at(-1)!;
+    expect(answer.kind === 'event' && answer.event.type === 'assistant/message').toBe(true);
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.every((d) => !d.reset)).toBe(true);
+    expect(deltas.map((d) => d.delta).join('')).toBe(expected);
+    expect(deltas.at(-1)).toMatchObject({ turn: 1, step: 1, attempt: 1, text: expected });
+    expect(items.indexOf(deltas.at(-1)!)).toBeLessThan(items.indexOf(answer));
+  }
+
+  it('a scripted step of 30 words streamed over 4 s (the last word comes within the throttle interval)', async () => {
+    const words = Array.from({ length: 30 }, (_, k) => `word${k + 1}`).join(' ');
+    const id = newId('stream-last');
+    await t
+      .sessions()
+      .start(id, { model: { provider: 'scripted', steps: [{ text: words, streamMs: 4_000 }] } });
+    await streamedAnswer(id, words);
+  });
+
+  it('an OpenAI-compatible server streaming 25 pieces over HTTP', async () => {
+    const pieces = Array.from({ length: 25 }, (_, k) => `piece${k + 1} `);
+    compat.script({ chunks: pieces, chunkDelayMs: 40 });
+    const id = newId('stream-compat');
+    await t.sessions().start(id, { model: { provider: 'openai-compatible', model: 'fake-model' } });
+    await streamedAnswer(id, pieces.join(''));
+    expect(compat.requests).toHaveLength(1);
   });
 });
