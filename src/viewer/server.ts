@@ -77,6 +77,7 @@ const VENDOR: Record<string, string> = {
 };
 const PAGE_FILES: Record<string, string> = {
   'app.js': path.join(PAGE_DIR, 'app.js'),
+  'log.js': path.join(PAGE_DIR, 'log.js'),
   'style.css': path.join(PAGE_DIR, 'style.css'),
 };
 const TYPES: Record<string, string> = {
@@ -85,6 +86,9 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
 };
+
+/** The source of a message the page injects: context from the viewer (an inject must name its producer). */
+const VIEWER_SOURCE = { kind: 'plugin', plugin: 'viewer' } as const;
 
 const ListQuerySchema = z.strictObject({
   status: z.enum(['idle', 'running', 'disposed']).optional(),
@@ -197,8 +201,9 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
   );
 
   app.get('/', (c) => c.html(page.html, 200, { 'Content-Security-Policy': page.csp }));
-  app.get('/app.js', (c) => servePageFile(c, page.files, 'app.js'));
-  app.get('/style.css', (c) => servePageFile(c, page.files, 'style.css'));
+  for (const name of Object.keys(PAGE_FILES)) app.get(`/${name}`, (c) => servePageFile(c, page.files, name));
+  // The page names an empty icon; a browser that asks for one anyway gets no content rather than a 404.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/vendor/:file', (c) => servePageFile(c, page.vendor, c.req.param('file')));
 
   app.get('/api/me', (c) => c.json({ role: c.get('role') }));
@@ -272,6 +277,7 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
       const receipt = await sessions.deliver(c.req.param('id'), lane, {
         content,
         ...(messageId ? { id: messageId } : {}),
+        ...(lane === 'inject' ? { source: VIEWER_SOURCE } : {}),
       });
       return c.json(receipt);
     } catch (err) {
@@ -359,7 +365,8 @@ function servePageFile(c: Context, files: Record<string, PageFile>, name: string
 }
 
 function deniedPage(why: string): string {
-  return `<!doctype html><meta charset="utf-8"><title>agent-sessions viewer</title><p>${why}</p>`;
+  const head = '<meta charset="utf-8"><link rel="icon" href="data:,"><title>agent-sessions viewer</title>';
+  return `<!doctype html>${head}<p>${why}</p>`;
 }
 
 /** Starts the viewer; resolves once it listens. */

@@ -257,4 +257,155 @@ describe.skipIf(!haveChromium)('the web session viewer', () => {
   });
 });
 
+/** Opens one session's page with the full token and waits for its live stream. */
+async function openSession(id: string): Promise<Page> {
+  const page = await open(FULL);
+  await page.goto(`${base}#/s/${encodeURIComponent(id)}`);
+  await expect.poll(() => page.getByTestId('connection').textContent()).toBe('live');
+  return page;
+}
+
+// Issue 35, item 7: each check failed against the page before its fix.
+describe.skipIf(!haveChromium)('the web session viewer, issue 35', () => {
+  it('the composer sends an inject: the viewer is its source, and it enters as context', async () => {
+    const s = t.sessions();
+    const id = newId('viewer-inject');
+    await s.start(id, { model: { provider: 'scripted', steps: [{ text: 'Noted.' }] } });
+    const page = await openSession(id);
+    await page.getByLabel('inject').check();
+    await page.getByTestId('composer-text').fill('The user is on the pricing page.');
+    await page.getByRole('button', { name: 'Send inject' }).click();
+    await expect
+      .poll(async () => [await page.getByTestId('sent').count(), await page.getByTestId('error').count()])
+      .toEqual([1, 0]);
+    expect(await page.getByTestId('sent').textContent()).toMatch(/^inject \S+ delivered$/);
+    const pending = (await s.state(id)).pending.nextStep;
+    expect(pending).toHaveLength(1);
+    await expect.poll(() => page.getByTestId('lanes').textContent()).toContain(pending[0]);
+    // The inject does not wake the session; it enters with the next turn, as context from the viewer.
+    await s.followup(id, 'Where is the user?');
+    await settle(s, id);
+    await expect
+      .poll(() => page.locator('.card.context', { hasText: 'pricing page' }).locator('.source').textContent())
+      .toBe('context · plugin viewer');
+    await page.context().close();
+  });
+
+  it('the page asks for nothing that is not there (no favicon 404)', async () => {
+    const failed: string[] = [];
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${base}?token=${FULL}`);
+    await expect.poll(() => page.getByTestId('role').textContent()).toBe('full access');
+    // The page names its (empty) icon, so a browser does not ask for /favicon.ico; one that asks anyway gets 204.
+    expect(await page.locator('link[rel="icon"]').count()).toBe(1);
+    expect((await page.request.get(`${base}favicon.ico`)).status()).toBe(204);
+    expect(failed).toEqual([]);
+    await context.close();
+  });
+
+  it('the header says idle, without "Cancel turn", as soon as the log shows the turn ended', async () => {
+    const s = t.sessions();
+    const id = newId('viewer-idle');
+    await s.start(id, {
+      model: {
+        provider: 'scripted',
+        steps: [{ text: 'A slow answer, written word by word.', streamMs: 3_000 }],
+      },
+    });
+    const page = await open(FULL);
+    // The state query answers 2 s late (as under a busy worker); the log is on time.
+    const statePath = `/api/sessions/${encodeURIComponent(id)}`;
+    await page.route(
+      (url) => url.pathname === statePath,
+      async (route) => {
+        const response = await route.fetch();
+        await new Promise((r) => setTimeout(r, 2_000));
+        await route.fulfill({ response });
+      },
+    );
+    await page.goto(`${base}#/s/${encodeURIComponent(id)}`);
+    await expect
+      .poll(() => page.getByTestId('session-status').textContent(), { timeout: 10_000 })
+      .toBe('idle');
+    await page.getByTestId('composer-text').fill('Take your time.');
+    await page.getByRole('button', { name: 'Send followup' }).click();
+    await expect
+      .poll(() => page.getByTestId('session-status').textContent(), { timeout: 10_000 })
+      .toBe('running');
+    expect(await page.getByRole('button', { name: 'Cancel turn' }).count()).toBe(1);
+    await page.locator('.divider.end', { hasText: 'turn 1 ended' }).waitFor({ timeout: 30_000 });
+    await expect
+      .poll(
+        async () => [
+          await page.getByTestId('session-status').textContent(),
+          await page.getByRole('button', { name: 'Cancel turn' }).count(),
+        ],
+        { timeout: 500, interval: 50 },
+      )
+      .toEqual(['idle', 0]);
+    await page.context().close();
+  });
+
+  it('a steer shows as a steer, a follow-up as a follow-up', async () => {
+    const s = t.sessions();
+    const id = newId('viewer-steer');
+    await s.start(id, { model: { provider: 'scripted', steps: [{ text: 'One.' }, { text: 'Two.' }] } });
+    const followupId = await s.followup(id, 'First question.');
+    await settle(s, id);
+    const steerId = await s.steer(id, 'Answer in euros.');
+    await settle(s, id);
+    const page = await openSession(id);
+    const who = (text: string) => page.locator('.msg.user', { hasText: text }).locator('.who').textContent();
+    await expect.poll(() => who('Answer in euros.')).toBe(`you · steer · ${steerId}`);
+    await expect.poll(() => who('First question.')).toBe(`you · follow-up · ${followupId}`);
+    await page.context().close();
+  });
+
+  it('a context card names its producer once', async () => {
+    const s = t.sessions();
+    const id = newId('viewer-context');
+    await s.start(id, { model: { provider: 'scripted', steps: [{ text: 'Noon.' }] } });
+    await s.inject(id, { content: 'It is noon.', source: { kind: 'plugin', plugin: 'clock' } });
+    await s.followup(id, 'What time is it?');
+    await settle(s, id);
+    const page = await openSession(id);
+    await expect
+      .poll(() => page.locator('.card.context', { hasText: 'It is noon.' }).locator('.source').textContent())
+      .toBe('context · plugin clock');
+    await page.context().close();
+  });
+  it('follows the newest turn, and the Send panel stays in view', async () => {
+    const s = t.sessions();
+    const id = newId('viewer-scroll');
+    const long = Array.from({ length: 150 }, (_, i) => `Line ${i + 1} of a long answer.`).join('\n');
+    await s.start(id, {
+      model: { provider: 'scripted', steps: [{ text: long }, { text: 'The second answer.' }] },
+    });
+    await s.followup(id, 'A long answer, please.');
+    await settle(s, id);
+    const page = await openSession(id);
+    /** Whether the last element the selector finds is inside the window now (what a person sees). */
+    const inView = async (selector: string) => {
+      const box = await page.locator(selector).last().boundingBox();
+      return box !== null && box.y + box.height > 0 && box.y < page.viewportSize()!.height;
+    };
+    await expect
+      .poll(() => page.evaluate('document.documentElement.scrollHeight > 2 * window.innerHeight'))
+      .toBe(true);
+    await expect.poll(() => inView('.divider.end')).toBe(true);
+    expect(await inView('[data-testid="composer"]')).toBe(true);
+    // A new turn arrives: the page follows it, and the composer is still there.
+    await s.followup(id, 'And a short one.');
+    await page.locator('.msg.assistant', { hasText: 'The second answer.' }).waitFor();
+    await expect.poll(() => inView('.msg.assistant')).toBe(true);
+    expect(await inView('[data-testid="composer"]')).toBe(true);
+    await page.context().close();
+  });
+});
+
 const state0 = (st: { approvals: { callId: string }[] }) => st.approvals[0]!.callId;

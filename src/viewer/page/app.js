@@ -4,6 +4,7 @@
 import { h, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { endLabel, foldLog, sourceLabel, textOf, userLabel, viewStatus } from './log.js';
 
 const html = htm.bind(h);
 
@@ -137,143 +138,6 @@ function SessionList() {
 
 // ---- one session ----
 
-/** Folds the log into what the page shows: transcript entries, tool calls by id, and the turn/step timeline. */
-function foldLog(events) {
-  const entries = [];
-  const calls = new Map();
-  const turns = [];
-  for (const ev of events) {
-    const d = ev.data;
-    switch (ev.type) {
-      case 'turn/start':
-        turns.push({ turn: d.turn, steps: [], end: undefined });
-        entries.push({ kind: 'turn', seq: ev.seq, turn: d.turn });
-        break;
-      case 'turn/end': {
-        const t = turns.find((x) => x.turn === d.turn);
-        if (t) t.end = d.reason;
-        entries.push({ kind: 'turn-end', seq: ev.seq, turn: d.turn, reason: d.reason });
-        break;
-      }
-      case 'step/start': {
-        const t = turns.find((x) => x.turn === d.turn);
-        if (t) t.steps.push({ step: d.step, ended: false, tools: 0 });
-        break;
-      }
-      case 'step/end': {
-        const s = turns.find((x) => x.turn === d.turn)?.steps.find((x) => x.step === d.step);
-        if (s) s.ended = true;
-        break;
-      }
-      case 'user/message':
-        entries.push({ kind: 'user', seq: ev.seq, message: d.message });
-        break;
-      case 'assistant/message': {
-        if (d.message.content.some((b) => b.text))
-          entries.push({ kind: 'assistant', seq: ev.seq, turn: d.turn, step: d.step, message: d.message });
-        // The model's calls, in its order: each is shown from here (a call that waits for approval has no
-        // tool/call event until it is dispatched).
-        const s = turns.find((x) => x.turn === d.turn)?.steps.find((x) => x.step === d.step);
-        for (const c of d.message.toolCalls ?? []) {
-          calls.set(c.callId, {
-            ...c,
-            dispatched: false,
-            result: undefined,
-            approval: undefined,
-            decision: undefined,
-          });
-          entries.push({ kind: 'tool', seq: `${ev.seq}:${c.callId}`, callId: c.callId });
-          if (s) s.tools++;
-        }
-        break;
-      }
-      case 'tool/call': {
-        const call = calls.get(d.callId);
-        if (call) call.dispatched = true;
-        break;
-      }
-      case 'tool/approval-requested': {
-        const call = calls.get(d.callId);
-        if (call) call.approval = d;
-        break;
-      }
-      case 'tool/approval-resolved': {
-        const call = calls.get(d.callId);
-        if (call) call.decision = d;
-        break;
-      }
-      case 'tool/result': {
-        const call = calls.get(d.callId);
-        if (call) call.result = d;
-        break;
-      }
-      case 'session/forked':
-        entries.push({ kind: 'forked', seq: ev.seq, data: d });
-        d.messages.forEach((m, i) => {
-          if (m.role === 'user') entries.push({ kind: 'user', seq: `${ev.seq}:${i}`, message: m });
-          if (m.role === 'assistant' && m.content.some((b) => b.text))
-            entries.push({
-              kind: 'assistant',
-              seq: `${ev.seq}:${i}`,
-              turn: 0,
-              step: 0,
-              message: m,
-              forked: true,
-            });
-        });
-        break;
-      case 'compaction/summary':
-        entries.push({ kind: 'compaction', seq: ev.seq, data: d });
-        break;
-      case 'session/disposed':
-        entries.push({ kind: 'disposed', seq: ev.seq });
-        break;
-    }
-  }
-  return { entries, calls, turns };
-}
-
-const formatBytes = (n) =>
-  n < 1024
-    ? `${n} byte${n === 1 ? '' : 's'}`
-    : n < 1048576
-      ? `${(n / 1024).toFixed(1)} KB`
-      : `${(n / 1048576).toFixed(1)} MB`;
-const base64Bytes = (data) => {
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.floor(((data.length - padding) * 3) / 4);
-};
-// Images, audio and resources of tool results as one line each (`[image image/png, 12.3 KB]`), never their base64.
-const blockText = (b) => {
-  if (b.type === 'text' || b.type === undefined) return b.text ?? '';
-  if (b.type === 'image' || b.type === 'audio')
-    return `[${b.type} ${b.mimeType}, ${formatBytes(base64Bytes(b.data ?? ''))}]`;
-  if (b.type === 'resource') {
-    const about = `${b.uri}${b.name ? ` "${b.name}"` : ''}${b.mimeType ? ` ${b.mimeType}` : ''}`;
-    if (b.text !== undefined) return `[resource ${about}]\n${b.text}`;
-    if (b.data !== undefined) return `[resource ${about}, ${formatBytes(base64Bytes(b.data))}]`;
-    return `[resource link ${about}]`;
-  }
-  return `[${b.type} content]`;
-};
-// Text blocks run together (as the model wrote them); a described block gets its own line.
-const textOf = (blocks) =>
-  blocks.map(blockText).join(blocks.some((b) => b.type !== undefined && b.type !== 'text') ? '\n' : '');
-
-function sourceLabel(source) {
-  const extra = Object.entries(source)
-    .filter(([k, v]) => k !== 'kind' && (typeof v === 'string' || typeof v === 'number'))
-    .map(([k, v]) => `${k}: ${v}`);
-  return [source.kind, ...extra].join(' · ');
-}
-
-function endLabel(reason) {
-  if (reason.kind === 'aborted') return `aborted (${reason.reason.kind})`;
-  if (reason.kind === 'error') return `error ${reason.error.code}: ${reason.error.message}`;
-  if (reason.kind === 'blocked') return `blocked${reason.message ? `: ${reason.message}` : ''}`;
-  return reason.kind;
-}
-
 function SessionView({ id, role }) {
   const log = useRef([]);
   const [version, setVersion] = useState(0);
@@ -330,21 +194,21 @@ function SessionView({ id, role }) {
   }, [id]);
 
   const folded = useMemo(() => foldLog(log.current), [version]);
+  useFollowBottom([version, live?.text]);
   const pendingApprovals = new Set((state?.approvals ?? []).map((a) => a.callId));
   const canWrite = role === 'full' && conn !== 'ended';
+  const status = viewStatus(state, folded);
 
   return html`
     <section class="session">
       <div class="bar">
         <h1 data-testid="session-id">${id}</h1>
-        <span class=${`status ${state?.status ?? ''}`} data-testid="session-status"
-          >${state?.status ?? '…'}</span
-        >
+        <span class=${`status ${status ?? ''}`} data-testid="session-status">${status ?? '…'}</span>
         <span class="muted">turn ${state?.turn ?? 0} · step ${state?.step ?? 0}</span>
         <span class=${`conn ${conn}`} data-testid="connection">${conn}</span>
         ${
           canWrite &&
-          state?.status === 'running' &&
+          status === 'running' &&
           html`<button
             class="ghost"
             onClick=${() => post(`${path}/cancel`, {}).catch((e) => setError(e.message))}
@@ -396,6 +260,23 @@ function SessionView({ id, role }) {
   `;
 }
 
+/**
+ * Keeps the newest entry in view: after each change the page scrolls to its end, unless the reader has scrolled up
+ * (more than 80 px from the end) to read; coming back to the end follows again.
+ */
+function useFollowBottom(deps) {
+  const follow = useRef(true);
+  useEffect(() => {
+    const atEnd = () => window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
+    const on = () => (follow.current = atEnd());
+    window.addEventListener('scroll', on, { passive: true });
+    return () => window.removeEventListener('scroll', on);
+  }, []);
+  useEffect(() => {
+    if (follow.current) window.scrollTo(0, document.documentElement.scrollHeight);
+  }, deps);
+}
+
 function Entry({ entry, calls, pending, canWrite, path, onError }) {
   switch (entry.kind) {
     case 'turn':
@@ -421,7 +302,7 @@ function Entry({ entry, calls, pending, canWrite, path, onError }) {
       const m = entry.message;
       if (m.source.kind === 'user')
         return html`<div class="msg user" data-id=${m.id}>
-          <div class="who">you · <code>${m.id}</code></div>
+          <div class="who">${userLabel(entry)}<code>${m.id}</code></div>
           <div class="text">${textOf(m.content)}</div>
         </div>`;
       return html`<div class="card context" data-id=${m.id}>
