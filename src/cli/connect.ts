@@ -28,7 +28,7 @@ export const CONNECTION_HELP = [
   'connection:',
   '  --address HOST:PORT   Temporal frontend (env TEMPORAL_ADDRESS; default: a running `agent-sessions dev`, else 127.0.0.1:7233)',
   '  --namespace NAME      Temporal namespace (env TEMPORAL_NAMESPACE; default "default")',
-  '  --task-queue NAME     task queue of new sessions (env TASK_QUEUE; default "agent-sessions")',
+  '  --task-queue NAME     task queue of new sessions (env TASK_QUEUE; default: a running `agent-sessions dev`\'s, else "agent-sessions")',
 ].join('\n');
 
 export interface Target {
@@ -40,8 +40,16 @@ export interface Target {
   config: Config;
 }
 
-/** Resolves where to connect. Throws an Error naming a bad environment variable. */
-export function resolveTarget(p: Parsed, env: NodeJS.ProcessEnv = process.env): Target {
+/**
+ * Resolves where to connect. `devTaskQueue: false` keeps the task queue of a running dev out (the `worker` command:
+ * a worker of one's own next to `agent-sessions dev` must not poll the dev chat's queue with other tools). Throws an
+ * Error naming a bad environment variable.
+ */
+export function resolveTarget(
+  p: Parsed,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { devTaskQueue?: boolean } = {},
+): Target {
   const config = loadConfig(env);
   const flag = stringOpt(p, 'address');
   const dev = flag || config.address ? undefined : readDevFile(config.dataDir);
@@ -50,9 +58,10 @@ export function resolveTarget(p: Parsed, env: NodeJS.ProcessEnv = process.env): 
   const namespace =
     stringOpt(p, 'namespace') ??
     (env.TEMPORAL_NAMESPACE?.trim() ? config.namespace : (dev?.namespace ?? config.namespace));
+  const devQueue = opts.devTaskQueue === false ? undefined : dev?.taskQueue;
   const taskQueue =
     stringOpt(p, 'task-queue') ??
-    (env.TASK_QUEUE?.trim() ? config.taskQueue : (dev?.taskQueue ?? config.taskQueue));
+    (env.TASK_QUEUE?.trim() ? config.taskQueue : (devQueue ?? config.taskQueue));
   return { address, namespace, taskQueue, from, config };
 }
 

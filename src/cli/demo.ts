@@ -117,9 +117,10 @@ export function demoConfig(model: ModelSpec): SessionConfig {
   }
 }
 
-/** One line naming a model for the banner. */
+/** One line naming a model for the banner (none: a session started without one runs the worker's default). */
 export function describeModel(model: ModelSpec | undefined): string {
-  if (!model || model.provider === 'scripted') return 'scripted (offline demo)';
+  if (!model) return "the worker's default";
+  if (model.provider === 'scripted') return 'scripted (offline demo)';
   if (model.provider === 'local') return `${formatModelRef(model)} (offline, in this process)`;
   return formatModelRef(model);
 }

@@ -1,14 +1,15 @@
 /**
  * The `agent-sessions dev` program: the embedded Temporal dev server on its SQLite file (our own child process from
  * the project's Temporal CLI binary), or the server at TEMPORAL_ADDRESS / --address; an in-process worker with the
- * testing and demo toolsets; and the interactive chat on one session (default `demo`), answered by the local model
- * when no provider key is set (src/cli/demo.ts). Quitting leaves the session in the SQLite file; running again
- * resumes it. SDK logs go to `<data dir>/dev.log`, not to the screen.
+ * testing and demo toolsets on the dev chat's own task queue (./devSession.ts); and the interactive chat on one
+ * session (default `demo`), answered by the local model when no provider key is set (src/cli/demo.ts). Quitting
+ * leaves the session in the SQLite file; running again resumes it. SDK logs go to `<data dir>/dev.log`, not to the
+ * screen.
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import {
   DefaultLogger,
   makeTelemetryFilterString,
@@ -37,6 +38,7 @@ import { runChat } from './chat';
 import { out } from './command';
 import { demoConfig, demoModel, describeModel } from './demo';
 import { PREFERRED_PORT, removeDevFile, writeDevFile } from './devfile';
+import { devTaskQueue, ensureSession, findSession } from './devSession';
 import { useColor } from './tty';
 
 export interface DevOptions {
@@ -114,13 +116,16 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       client = new Client({ connection, namespace: config.namespace, ...clientExtras });
     }
 
+    // The dev chat's own task queue (a running session keeps its own): ./devSession.ts.
+    const found = await findSession(client, sessionId);
+    const taskQueue = devTaskQueue(found, env);
     // Load the local model while the worker starts, so the first answer does not wait for it.
     if (model.provider === 'local' && !model.model) void preloadLocalModel(config);
     out('starting the worker…');
     const worker: Worker = await createSessionWorker({
       connection: nativeConnection,
       namespace: config.namespace,
-      taskQueue: config.taskQueue,
+      taskQueue,
       tools,
       ...(mcp ? { mcpTools: mcp } : {}),
       hooks,
@@ -140,18 +145,18 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       workerError = err;
     });
 
-    const sessions = new SessionClient({ client, taskQueue: config.taskQueue });
-    const status = await ensureSession(sessions, sessionId, demoConfig(model));
+    const sessions = new SessionClient({ client, taskQueue });
+    const status = await ensureSession(sessions, sessionId, found, demoConfig(model));
     writeDevFile(dataDir, {
       address: serverAddress,
       namespace: config.namespace,
-      taskQueue: config.taskQueue,
+      taskQueue,
       pid: process.pid,
       session: sessionId,
     });
     cleanup.push(async () => removeDevFile(dataDir));
 
-    out(`Temporal ${serverAddress}${where} · task queue ${config.taskQueue}`);
+    out(`Temporal ${serverAddress}${where} · task queue ${taskQueue}`);
     out(`session ${sessionId} (${status.note}) · model ${describeModel(status.model)}`);
     if (mcp) for (const line of await mcpLines(mcp)) out(line);
     if (status.model?.provider === 'scripted' && !localInstalled && !env.AGENT_SESSIONS_DEMO_MODEL?.trim())
@@ -223,33 +228,6 @@ async function startServer(options: DevServerOptions): Promise<RunningServer> {
 function shortPath(file: string): string {
   const rel = path.relative(process.cwd(), file);
   return rel && !rel.startsWith('..') ? rel : file;
-}
-
-/** Starts the session unless it runs; a disposed (or otherwise ended) session id starts afresh. */
-async function ensureSession(
-  sessions: SessionClient,
-  sessionId: string,
-  config: ReturnType<typeof demoConfig>,
-): Promise<{ note: string; model: ReturnType<typeof demoConfig>['model'] }> {
-  let previous: string | undefined;
-  try {
-    const description = await sessions.handle(sessionId).describe();
-    if (description.status.name === 'RUNNING') {
-      const state = await sessions.state(sessionId);
-      return {
-        note: `resumed: ${state.turn} turn${state.turn === 1 ? '' : 's'} so far, ${state.status}`,
-        model: undefined,
-      };
-    }
-    previous = description.status.name === 'COMPLETED' ? 'disposed' : description.status.name.toLowerCase();
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
-  await sessions.start(sessionId, config);
-  return {
-    note: previous ? `new; the previous session ${sessionId} was ${previous}` : 'new',
-    model: config.model,
-  };
 }
 
 /** SDK and core logs to a file, so they do not scribble over the chat. Must run before any connection exists. */

@@ -10,9 +10,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getFreePort } from '../../src/devserver';
-import { assertBuilt, BIN, ROOT } from './cliSupport';
+import { assertBuilt, BIN, cli, cliEnv, ROOT } from './cliSupport';
 import { hasTmux, Terminal } from './terminal';
 
 const tmux = hasTmux();
@@ -27,14 +28,15 @@ let port: number;
  * The dev command line: offline and unconfigured (a clean environment: no TEMPORAL_ADDRESS, provider keys, hooks or
  * task queue of the machine), on the scripted demo, with its own data folder and port.
  */
-function devCommand(): string {
+function devCommand(opts: { session?: string; demoModel?: string } = {}): string {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const session = opts.session ? ` --session ${quote(opts.session)}` : '';
   return [
     'env -i PATH="$PATH" HOME="$HOME" TERM="$TERM" LANG=C.UTF-8',
     `AGENT_SESSIONS_DATA_DIR=${quote(dataDir)}`,
     // The scripted demo, whether or not the local model is installed (test/e2e covers the local one).
-    'AGENT_SESSIONS_DEMO_MODEL=scripted',
-    `sh -c ${quote(`cd ${quote(ROOT)} && exec ${quote(process.execPath)} ${quote(BIN)} dev --port ${port}`)}`,
+    `AGENT_SESSIONS_DEMO_MODEL=${quote(opts.demoModel ?? 'scripted')}`,
+    `sh -c ${quote(`cd ${quote(ROOT)} && exec ${quote(process.execPath)} ${quote(BIN)} dev --port ${port}${session}`)}`,
   ].join(' ');
 }
 
@@ -170,5 +172,72 @@ describe.skipIf(!tmux)('agent-sessions dev in a terminal', () => {
     expect(screen).not.toContain('hello there');
     third.type('/quit');
     expect(await third.waitForExit('dev to exit')).toBe(0);
+  }, 300_000);
+
+  it('runs on a task queue of its own, which a second terminal finds; a resumed session names its own model', async () => {
+    // A session on another model than the script (never called here): on resume the banner must name that model,
+    // not the one the demo would pick for a new session now.
+    const first = Terminal.start(
+      socket,
+      'queue-first',
+      devCommand({ session: 'queues', demoModel: 'openai:gpt-4o-mini' }),
+    );
+    let screen = await first.waitFor((s) => s.includes('followup › '), 'the chat prompt', 90_000);
+    expect(screen).toContain('session queues (new) · model openai:gpt-4o-mini');
+    expect(screen).toContain('· task queue agent-sessions-dev');
+
+    // The session runs on the dev queue, and no worker of dev polls the default one, where a user's own worker
+    // (with its own tools) would otherwise share the session's tasks.
+    const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+    try {
+      const client = new Client({ connection });
+      expect((await client.workflow.getHandle('queues').describe()).taskQueue).toBe('agent-sessions-dev');
+      const pollers = async (name: string) =>
+        (
+          await connection.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name },
+            taskQueueType: 1, // workflow tasks
+          })
+        ).pollers ?? [];
+      expect(await pollers('agent-sessions')).toEqual([]);
+      expect((await pollers('agent-sessions-dev')).length).toBeGreaterThan(0);
+    } finally {
+      await connection.close();
+    }
+
+    // A second terminal's commands find the dev through its dev-server.json: a session they start goes to the dev
+    // queue, and the dev worker answers it.
+    const vars = cliEnv({ AGENT_SESSIONS_DATA_DIR: dataDir });
+    const script = JSON.stringify([{ text: 'answered by the dev worker' }]);
+    expect((await cli(['start', 'side', '--script', script], vars)).code).toBe(0);
+    expect(await cli(['ask', 'side', 'hi'], vars)).toMatchObject({
+      code: 0,
+      stdout: 'answered by the dev worker\n',
+    });
+    // A session started on another queue (as an older dev did, on the default one) keeps it when dev resumes it.
+    const legacy = JSON.stringify([{ text: 'answered on the old queue' }]);
+    const started = await cli(
+      ['start', 'legacy', '--script', legacy, '--task-queue', 'agent-sessions'],
+      vars,
+    );
+    expect(started.code).toBe(0);
+    first.type('/quit');
+    expect(await first.waitForExit('dev to exit after /quit')).toBe(0);
+
+    const second = Terminal.start(socket, 'queue-second', devCommand({ session: 'queues' }));
+    screen = await second.waitFor((s) => s.includes('followup › '), 'the resumed chat', 90_000);
+    expect(screen).toContain('session queues (resumed: 0 turns so far, idle) · model openai:gpt-4o-mini');
+    second.type('/quit');
+    expect(await second.waitForExit('dev to exit after /quit')).toBe(0);
+
+    const third = Terminal.start(socket, 'queue-third', devCommand({ session: 'legacy' }));
+    screen = await third.waitFor((s) => s.includes('followup › '), 'the legacy chat', 90_000);
+    expect(screen).toContain('· task queue agent-sessions\n');
+    third.type('hello');
+    screen = await third.waitFor((s) => s.includes('turn 1 · completed'), 'turn 1 on the old queue');
+    expect(screen).toContain('◆ answered on the old queue');
+    third.type('/quit');
+    expect(await third.waitForExit('dev to exit after /quit')).toBe(0);
   }, 300_000);
 });

@@ -11,13 +11,15 @@ export const workerCommand: Command = {
   details: [
     'options:',
     '  --toolsets LIST   comma-separated toolsets to register (env AGENT_SESSIONS_TOOLSETS), e.g. testing',
-    'Other settings (TLS, API key) come from the environment: see docs/cli.md.',
+    "Next to a running `agent-sessions dev` it uses that server, but not the dev chat's task queue: it polls",
+    'TASK_QUEUE (default "agent-sessions"). Other settings (TLS, API key) come from the environment: see docs/cli.md.',
   ].join('\n'),
   options: { toolsets: { type: 'string' } },
   connects: true,
   async run(p) {
     positionals(p, []);
-    const target = resolveTarget(p);
+    // Next to `agent-sessions dev`: its server, but not its task queue (the dev chat's worker has other tools).
+    const target = resolveTarget(p, process.env, { devTaskQueue: false });
     const toolsets = stringOpt(p, 'toolsets');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
