@@ -195,7 +195,9 @@ function SessionView({ id, role }) {
 
   const folded = useMemo(() => foldLog(log.current), [version]);
   useFollowBottom([version, live?.text]);
-  const pendingApprovals = new Set((state?.approvals ?? []).map((a) => a.callId));
+  // A call the log shows decided is not waiting, whatever the last state answer said (it can lag the log).
+  const waiting = (state?.approvals ?? []).filter((a) => !folded.calls.get(a.callId)?.decision);
+  const pendingApprovals = new Set(waiting.map((a) => a.callId));
   const canWrite = role === 'full' && conn !== 'ended';
   const status = viewStatus(state, folded);
 
@@ -245,10 +247,10 @@ function SessionView({ id, role }) {
         </div>
         <aside>
           ${
-            (state?.approvals?.length ?? 0) > 0 &&
+            waiting.length > 0 &&
             html`<div class="panel attention" data-testid="approvals">
               <h2>Waiting for approval</h2>
-              ${state.approvals.map((a) => html`<div class="pending-call">${a.name} <code>${a.callId}</code></div>`)}
+              ${waiting.map((a) => html`<div class="pending-call">${a.name} <code>${a.callId}</code></div>`)}
             </div>`
           }
           <${Lanes} state=${state} />
