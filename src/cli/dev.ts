@@ -19,6 +19,7 @@ import {
 } from '@temporalio/worker';
 import { SessionClient } from '../client';
 import { resolveTemporalCli, spawnDevServer, startDevServer, type DevServerOptions } from '../devserver';
+import { runSetup, setupTarget } from '../devserver/setup';
 import {
   connectWorker,
   createSessionWorker,
@@ -66,9 +67,13 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
         tools.map((t) => t.name),
       )
     : undefined;
+  // First use of the embedded server: install the Temporal CLI and the local model (never done by an install script).
+  if (!address) await setupOnFirstUse();
   const available = ['scripted', ...Object.keys(models.providers)];
-  // With no provider key the demo runs the local model when `npm run setup` installed it (or LOCAL_MODEL_PATH).
-  const { path: localPath, installed: localInstalled } = localModelStatus(config);
+  // With no provider key the demo runs the local model when setup installed it (or LOCAL_MODEL_PATH) and
+  // node-llama-cpp, the package's optional peer, is installed to run it.
+  const local = localModelStatus(config);
+  const localInstalled = local.installed && local.runtime;
   const model = demoModel(env, available, localInstalled);
   mkdirSync(dataDir, { recursive: true });
   installQuietRuntime(path.join(dataDir, 'dev.log'));
@@ -161,7 +166,9 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
     if (mcp) for (const line of await mcpLines(mcp)) out(line);
     if (status.model?.provider === 'scripted' && !localInstalled && !env.AGENT_SESSIONS_DEMO_MODEL?.trim())
       out(
-        `(the local model is not installed at ${shortPath(localPath ?? '.venv/models')}: run \`npm run setup\` for a real offline model)`,
+        local.installed
+          ? '(node-llama-cpp, which runs the local model, is not installed: `npm install node-llama-cpp` for a real offline model)'
+          : `(the local model is not installed at ${shortPath(local.path ?? setupTarget())}: run \`agent-sessions setup\` for a real offline model)`,
       );
     out(
       'Type a message: a plain line is a followup when idle and a steer while a turn runs. /help for commands, /quit to leave.',
@@ -223,6 +230,22 @@ async function startServer(options: DevServerOptions): Promise<RunningServer> {
   }
   const server = await startDevServer(options);
   return { address: server.address, dbFilename: server.dbFilename, stop: () => server.stop() };
+}
+
+/** Runs `agent-sessions setup` when no Temporal CLI is installed; on failure the SDK's own download is the fallback. */
+async function setupOnFirstUse(): Promise<void> {
+  try {
+    resolveTemporalCli({ allowDownload: false });
+    return;
+  } catch {
+    // not installed yet: set up below
+  }
+  out(
+    `agent-sessions dev · first use: installing the Temporal CLI and the local model into ${shortPath(setupTarget())}…`,
+  );
+  const code = await runSetup();
+  if (code !== 0)
+    out(`agent-sessions dev · setup failed (exit ${code}); trying the Temporal SDK's own download`);
 }
 
 function shortPath(file: string): string {

@@ -20,6 +20,7 @@ import { historyCommand, replayCommand } from './commands/history';
 import { forkCommand } from './commands/fork';
 import { eventsCommand, stateCommand, transcriptCommand } from './commands/read';
 import { scheduleCommand } from './commands/schedule';
+import { setupCommand } from './commands/setup';
 import { startCommand } from './commands/start';
 import { uiCommand } from './commands/ui';
 import { watchCommand } from './commands/watch';
@@ -31,6 +32,7 @@ export { UsageError, CliError } from './errors';
 
 const LIST: Command[] = [
   devCommand,
+  setupCommand,
   workerCommand,
   startCommand,
   forkCommand,

@@ -3,13 +3,15 @@
  * time-skipping test server (`temporal-test-server`). Not deterministic (reads the file system and the environment);
  * never import from workflow code. Importing this module does no I/O.
  *
- * Order, for each binary: its env variable (`TEMPORAL_CLI_PATH` / `TEMPORAL_TEST_SERVER_PATH`), the project venv that
- * `npm run setup` fills (`<project root>/.venv/bin/<name>`), `PATH`, and last — only with `allowDownload` — the SDK's
+ * Order, for each binary: its env variable (`TEMPORAL_CLI_PATH` / `TEMPORAL_TEST_SERVER_PATH`), the tools venv that
+ * setup fills (`<venv>/bin/<name>`: the checkout's `.venv`, or the per-user cache for an installed package; see
+ * ./home.ts), `PATH`, and last — only with `allowDownload` — the SDK's
  * own download. The result is usable as-is as `server.executable` of `@temporalio/testing` (the SDK reads only `type`
  * and `path`/download fields; `source` and `binary` are for logs).
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { toolsVenv } from './home';
 
 export type BinaryName = 'temporal' | 'temporal-test-server';
 
@@ -26,7 +28,7 @@ export interface ResolveOptions {
   allowDownload?: boolean;
   /** Environment to read (default `process.env`). */
   env?: NodeJS.ProcessEnv;
-  /** Project root whose `.venv` is searched; `null` skips the venv. Default: found from this file's location. */
+  /** Package root whose tools venv (./home.ts) is searched; `null` skips the venv. Default: found from this file. */
   projectRoot?: string | null;
 }
 
@@ -91,8 +93,8 @@ function resolveBinary(binary: BinaryName, options: ResolveOptions): ResolvedExe
   }
 
   const root = options.projectRoot === undefined ? findProjectRoot() : options.projectRoot;
-  if (root) {
-    const inVenv = path.join(root, '.venv', 'bin', binary);
+  if (root !== null) {
+    const inVenv = path.join(toolsVenv(root, env), 'bin', binary);
     if (isExecutableFile(inVenv)) return { type: 'existing-path', path: inVenv, binary, source: 'venv' };
   }
 
@@ -105,8 +107,8 @@ function resolveBinary(binary: BinaryName, options: ResolveOptions): ResolvedExe
 
   if (options.allowDownload ?? true) return { type: 'cached-download', binary, source: 'download' };
   throw new Error(
-    `${LABEL[binary]} (${binary}) not found: run \`npm run setup\` in the agent-sessions project ` +
-      `(installs it into .venv), put it on PATH, or set ${envVar} to its path`,
+    `${LABEL[binary]} (${binary}) not found: run \`npx agent-sessions setup\` (\`npm run setup\` in a checkout; ` +
+      `installs it into ${toolsVenv(root ?? undefined, env)}), put it on PATH, or set ${envVar} to its path`,
   );
 }
 

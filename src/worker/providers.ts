@@ -6,6 +6,7 @@
  */
 import type { ModelProvider } from '../activities/model';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { createProviders, defaultLocalModelPath, LocalEngine, PROVIDER_SETUP } from '../activities/providers';
 import { parseModelRef, type ModelSpec } from '../domain/wire';
 import { loadConfig, type Config } from './config';
@@ -46,10 +47,21 @@ function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** The file of the local provider's default model under this configuration, and whether it is there. */
-export function localModelStatus(config: Config): { path?: string; installed: boolean } {
+/**
+ * The file of the local provider's default model under this configuration, whether it is there (`installed`), and
+ * whether node-llama-cpp, the package's optional peer that runs it, can be loaded here (`runtime`).
+ */
+export function localModelStatus(config: Config): { path?: string; installed: boolean; runtime: boolean } {
   const file = defaultLocalModelPath(config.providers.local);
-  return file ? { path: file, installed: existsSync(file) } : { installed: false };
+  const runtime = localRuntimeInstalled();
+  return file ? { path: file, installed: existsSync(file), runtime } : { installed: false, runtime };
+}
+
+/** Whether node-llama-cpp is installed where this package can import it (its exports hide package.json). */
+export function localRuntimeInstalled(): boolean {
+  return (require.resolve.paths('node-llama-cpp') ?? []).some((dir) =>
+    existsSync(path.join(dir, 'node-llama-cpp', 'package.json')),
+  );
 }
 
 /**
@@ -57,9 +69,9 @@ export function localModelStatus(config: Config): { path?: string; installed: bo
  * so a first answer does not wait for it. Resolves false when it could not load (the turn will say why).
  */
 export async function preloadLocalModel(config: Config): Promise<boolean> {
-  const { path, installed } = localModelStatus(config);
-  if (!path || !installed) return false;
-  return new LocalEngine(withoutUndefined(config.providers.local)).preload(path).then(
+  const { path: file, installed, runtime } = localModelStatus(config);
+  if (!file || !installed || !runtime) return false;
+  return new LocalEngine(withoutUndefined(config.providers.local)).preload(file).then(
     () => true,
     () => false,
   );

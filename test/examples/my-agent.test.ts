@@ -1,7 +1,7 @@
 /**
  * What a user's own agent test looks like with the testing kit: a tool of their own, a scripted model, the
  * time-skipping server, the log checked by the invariant checker, and the history replayed against the same code.
- * Uses only `src/testing` (in a user's project: `agent-sessions/dist/testing`).
+ * Uses only `src/testing` (in a user’s project: `agent-sessions/testing`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

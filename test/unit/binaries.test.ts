@@ -1,6 +1,7 @@
 /**
- * Resolution order of the Temporal binaries (src/devserver/binaries.ts): env variable, project venv, PATH, then the
- * SDK download (only when allowed). Uses fake executables in a temporary folder; no server is started.
+ * Resolution order of the Temporal binaries (src/devserver/binaries.ts): env variable, tools venv (a checkout's
+ * .venv, or the per-user cache of an installed package: src/devserver/home.ts), PATH, then the SDK download (only when
+ * allowed). Uses fake executables in a temporary folder; no server is started.
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,6 +13,7 @@ import {
   resolveTemporalCli,
   resolveTestServer,
 } from '../../src/devserver/binaries';
+import { toolsVenv } from '../../src/devserver/home';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'agent-sessions-binaries-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -103,5 +105,31 @@ describe('findProjectRoot', () => {
     mkdirSync(path.join(other, 'sub'), { recursive: true });
     writeFileSync(path.join(other, 'package.json'), JSON.stringify({ name: 'something-else' }));
     expect(findProjectRoot(path.join(other, 'sub'))).toBeUndefined();
+  });
+});
+
+describe('toolsVenv: where setup installs (docs/decisions/2026-12-06-packages.md)', () => {
+  it('is the checkout’s .venv, and a per-user cache for a package installed in node_modules', () => {
+    expect(toolsVenv('/src/agent-sessions', {})).toBe('/src/agent-sessions/.venv');
+    const installed = '/srv/app/node_modules/agent-sessions';
+    expect(toolsVenv(installed, { AGENT_SESSIONS_HOME: '/data/as' })).toBe('/data/as/venv');
+    expect(toolsVenv(installed, { XDG_CACHE_HOME: '/cache' })).toBe('/cache/agent-sessions/venv');
+    expect(toolsVenv(installed, {})).toBe(path.join(os.homedir(), '.cache/agent-sessions/venv'));
+    expect(toolsVenv(undefined, { AGENT_SESSIONS_HOME: '/data/as' })).toBe('/data/as/venv');
+  });
+
+  it('finds an installed package’s binaries in the cache, and says how to install them there', () => {
+    const installed = path.join(tmp, 'app/node_modules/agent-sessions');
+    mkdirSync(installed, { recursive: true });
+    const home = path.join(tmp, 'as-home');
+    const cached = fakeExecutable(path.join(home, 'venv/bin/temporal'));
+    const env = { PATH: emptyDir, AGENT_SESSIONS_HOME: home };
+    expect(resolveTemporalCli({ env, projectRoot: installed })).toMatchObject({
+      path: cached,
+      source: 'venv',
+    });
+    expect(() => resolveTestServer({ env, projectRoot: installed, allowDownload: false })).toThrow(
+      `run \`npx agent-sessions setup\` (\`npm run setup\` in a checkout; installs it into ${home}/venv)`,
+    );
   });
 });

@@ -8,13 +8,14 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureTypes } from '../../../contract';
 import { findProjectRoot } from '../../../devserver/binaries';
+import { toolsVenv } from '../../../devserver/home';
 import { AiSdkProvider } from '../aiSdk';
 import { NO_TOOL_MEDIA } from '../messages';
 import { LocalEngine, type LocalEngineSettings } from './engine';
 import { LocalLanguageModel } from './model';
 
-/** What `npm run setup` installs (scripts/setup.sh), relative to the project root. */
-export const DEFAULT_LOCAL_MODEL_FILE = path.join('.venv', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+/** What setup installs (scripts/setup.sh), relative to the tools venv (src/devserver/home.ts). */
+export const DEFAULT_LOCAL_MODEL_FILE = path.join('models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 /** The name of the model at LOCAL_MODEL_PATH (a session that names no local model gets it). */
 export const LOCAL_DEFAULT_MODEL_NAME = 'default';
 /** A streamed local answer may wait in the queue behind others: the silence allowed before a retry (10 min). */
@@ -31,11 +32,10 @@ export interface LocalSettings extends LocalEngineSettings {
   chunkTimeoutMs?: number;
 }
 
-/** The default model's file: LOCAL_MODEL_PATH, else the project's `.venv/models/…` (undefined outside a project). */
+/** The default model's file: LOCAL_MODEL_PATH, else `models/…` in the tools venv (a checkout's `.venv`). */
 export function defaultLocalModelPath(settings: Pick<LocalSettings, 'modelPath'> = {}): string | undefined {
   if (settings.modelPath) return path.resolve(settings.modelPath);
-  const root = findProjectRoot();
-  return root ? path.join(root, DEFAULT_LOCAL_MODEL_FILE) : undefined;
+  return path.join(toolsVenv(findProjectRoot()), DEFAULT_LOCAL_MODEL_FILE);
 }
 
 /** The file of the model a session names; throws a non-retryable failure naming the allowed names. */
