@@ -7,10 +7,10 @@ import { countTokens } from 'gpt-tokenizer';
 import {
   BINARY_BLOCK_TOKENS,
   COMPACTION_INSTRUCTIONS,
-  estimateTokens,
+  compactionOutcome,
+  estimateProjection,
   renderForSummary,
   splitAtCut,
-  summaryEntry,
 } from '../domain/compaction';
 import { binaryBytes, blockText, textOf, type ContentBlock } from '../domain/messages';
 import type { Usage } from '../domain/events';
@@ -24,7 +24,7 @@ import type { CompactionInput, CompactionResult } from './types';
  * OpenAI model, where it is exact up to the provider's per-message framing; otherwise the estimate the workflow uses.
  */
 export function countProjection(model: ModelSpec, entries: readonly TranscriptEntry[]): number {
-  if (model.provider !== 'openai') return entries.reduce((sum, e) => sum + estimateTokens(e), 0);
+  if (model.provider !== 'openai') return estimateProjection(entries);
   return entries.reduce((sum, e) => sum + contentTokens(e.content) + 4, 0);
 }
 
@@ -55,7 +55,7 @@ export async function compact(
   projection: TranscriptEntry[],
   ctx: ModelCallContext,
 ): Promise<CompactionResult> {
-  const { summarised: old, kept } = splitAtCut(projection, input);
+  const { summarised: old } = splitAtCut(projection, input);
   const label = modelLabel(model);
   let summary: string;
   let usage: Usage | undefined;
@@ -86,12 +86,8 @@ export async function compact(
     summary = answer.text.trim() || scriptedSummary(old);
     usage = answer.usage;
   }
-  const after = [summaryEntry(0, { throughSeq: input.throughSeq, summary, model: label }), ...kept];
   return {
-    summary,
-    tokensBefore: countProjection(model, projection),
-    tokensAfter: countProjection(model, after),
-    model: label,
+    ...compactionOutcome(input, projection, summary, label, (entries) => countProjection(model, entries)),
     ...(usage ? { usage } : {}),
   };
 }

@@ -19,15 +19,13 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import {
-  checked,
-  entryFromDelivery,
-  entryFromModelResult,
-  entryFromToolResult,
+  heldKey,
+  HeldContent,
   isEntryRef,
+  rebuiltEntry,
   type RefTarget,
   type WireEntry,
 } from '../domain/entryRefs';
-import type { ModelStepResult, ToolExecResult } from '../domain/effects';
 import type { TranscriptEntry } from '../domain/transcript';
 import type { RefReader } from './entryStore';
 import type { ContextReader } from './transcriptCache';
@@ -53,8 +51,8 @@ class RunRecord {
   previousRunId: string | undefined;
   sawStart = false;
   /** Delivery payloads by their message's id. */
-  private readonly deliveries = new Map<string, { name: string; payload: unknown }[]>();
-  /** Scheduled activities by key (`tool:<callId>`, `model:<requestIndex>`): event id and tool name. */
+  private readonly deliveries = new HeldContent();
+  /** Scheduled activities by `heldKey` (`tool:<callId>`, `model:<requestIndex>`): event id and tool name. */
   private readonly scheduled = new Map<string, { eventId: string; name?: string }[]>();
   /** Completed activities' results by their scheduled event id (decoded when a reference needs one). */
   private readonly completed = new Map<string, Payloads>();
@@ -86,13 +84,14 @@ class RunRecord {
       if (type === MODEL_STEP) {
         const input = await this.decode<ModelStepInput>(scheduled?.input?.payloads);
         if (!input) continue;
-        this.schedule(`model:${input.requestIndex}`, String(event.eventId));
+        this.schedule(heldKey({ in: 'model', requestIndex: input.requestIndex }), String(event.eventId));
         if ((input.generation ?? 0) !== this.generation) continue;
         this.base = Math.min(this.base ?? input.prefix.count, input.prefix.count);
         input.newEntries.forEach((entry, i) => this.sent.set(input.prefix.count + i, entry));
       } else if (type === EXECUTE_TOOL) {
         const input = await this.decode<ToolExecInput>(scheduled?.input?.payloads);
-        if (input) this.schedule(`tool:${input.callId}`, String(event.eventId), input.name);
+        if (input)
+          this.schedule(heldKey({ in: 'tool', callId: input.callId }), String(event.eventId), input.name);
       }
     }
   }
@@ -113,38 +112,19 @@ class RunRecord {
     return entry;
   }
 
+  /** A delivery from its payload; a tool's or model's entry from its activity's result, decoded on demand. */
   private async rebuild(ref: RefTarget): Promise<TranscriptEntry | undefined> {
-    switch (ref.in) {
-      case 'delivery':
-        for (const d of this.deliveries.get(ref.messageId) ?? []) {
-          const entry = checked(ref, entryFromDelivery(d.name, d.payload));
-          if (entry) return entry;
-        }
-        return undefined;
-      case 'tool':
-        for (const s of this.scheduled.get(`tool:${ref.callId}`) ?? []) {
-          const result = await this.result<ToolExecResult>(s.eventId);
-          const entry = result && checked(ref, entryFromToolResult(ref.callId, s.name ?? '', result));
-          if (entry) return entry;
-        }
-        return undefined;
-      case 'model':
-        for (const s of this.scheduled.get(`model:${ref.requestIndex}`) ?? []) {
-          const result = await this.result<ModelStepResult>(s.eventId);
-          const entry = result && checked(ref, entryFromModelResult(ref.id, result));
-          if (entry) return entry;
-        }
-        return undefined;
+    if (ref.in === 'delivery') return this.deliveries.resolve(ref);
+    for (const s of this.scheduled.get(heldKey(ref)) ?? []) {
+      const value = await this.result(s.eventId);
+      const entry = value ? rebuiltEntry(ref, { name: s.name ?? '', value }) : undefined;
+      if (entry) return entry;
     }
+    return undefined;
   }
 
   private async delivery(name: string, payloads: Payloads): Promise<void> {
-    const payload = await this.decode<{ message?: { id?: unknown } }>(payloads);
-    const id = payload?.message?.id;
-    if (typeof id !== 'string') return;
-    const list = this.deliveries.get(id) ?? [];
-    list.push({ name, payload });
-    this.deliveries.set(id, list);
+    this.deliveries.delivered(name, await this.decode<unknown>(payloads));
   }
 
   private schedule(key: string, eventId: string, name?: string): void {
@@ -153,9 +133,9 @@ class RunRecord {
     this.scheduled.set(key, list);
   }
 
-  private async result<T>(scheduledEventId: string): Promise<T | undefined> {
+  private async result(scheduledEventId: string): Promise<unknown> {
     const payloads = this.completed.get(scheduledEventId);
-    return payloads ? this.decode<T>(payloads) : undefined;
+    return payloads ? this.decode<unknown>(payloads) : undefined;
   }
 
   private async decode<T>(payloads: Payloads): Promise<T | undefined> {

@@ -20,6 +20,7 @@ import { isMcpSelector } from './mcp/names';
 import type { McpTools } from './mcp/tools';
 import { compact } from './compaction';
 import { capToolResult, checkAnswer, resultCaps, type ResultCaps } from './resultSizes';
+import { refusingWorker, unknownNames } from './refusal';
 import type {
   CompactionInput,
   CompactionResult,
@@ -128,7 +129,7 @@ export function createActivities(deps: ActivityDeps) {
     throw ApplicationFailure.create({
       type: FailureTypes.UnknownTool,
       nonRetryable: true,
-      message: `session names "${selector}" but this worker has no MCP servers configured`,
+      message: `session names "${selector}" but ${refusingWorker()} has no MCP servers configured`,
     });
   };
 
@@ -228,13 +229,7 @@ export function createActivities(deps: ActivityDeps) {
     /** Resolves the session's hook names against this worker's registry; unknown names fail at once. */
     async describeHooks(input: DescribeHooksInput): Promise<HookDescriptor[]> {
       const unknown = input.names.filter((n) => !hooks.get(n));
-      if (unknown.length) {
-        throw ApplicationFailure.create({
-          type: FailureTypes.UnknownHook,
-          nonRetryable: true,
-          message: `session names hook${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${hooks.names().join(', ') || 'none'})`,
-        });
-      }
+      if (unknown.length) throw unknownNames('hook', unknown, hooks.names());
       return input.names.map((name) => ({ name, kind: hooks.kind(name)! }));
     },
 
@@ -255,13 +250,7 @@ export function createActivities(deps: ActivityDeps) {
     /** Resolves the session's tool names against this worker's registry; unknown names fail at once. */
     async describeTools(input: DescribeToolsInput): Promise<ToolDescriptor[]> {
       const unknown = input.names.filter((n) => !isMcpSelector(n) && !deps.tools.get(n));
-      if (unknown.length) {
-        throw ApplicationFailure.create({
-          type: FailureTypes.UnknownTool,
-          nonRetryable: true,
-          message: `session names tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')} that this worker does not register (registered: ${deps.tools.names().join(', ') || 'none'})`,
-        });
-      }
+      if (unknown.length) throw unknownNames('tool', unknown, deps.tools.names());
       // An MCP selector stands for the tools it names, under their model-visible names (the names calls use).
       const described = await Promise.all(
         input.names.map((name) =>

@@ -7,7 +7,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelContextPage } from '../contract';
-import { EMPTY_TRANSCRIPT_HASH, extendHash, type TranscriptEntry } from '../domain/transcript';
+import { assembled, extended, hashed, holdsPrefix, type HashedEntries } from '../domain/requestAssembly';
+import type { TranscriptEntry } from '../domain/transcript';
 import type { ModelStepInput } from './types';
 
 /**
@@ -29,10 +30,7 @@ export type ResolvedModelStepInput = Pick<
 > &
   Partial<Omit<ModelStepInput, 'newEntries'>> & { newEntries: TranscriptEntry[] };
 
-interface Cached {
-  entries: TranscriptEntry[];
-  /** hashes[i] = hash of the first i entries. */
-  hashes: string[];
+interface Cached extends HashedEntries {
   lastUsed: number;
 }
 
@@ -57,30 +55,24 @@ export class TranscriptCache {
    * retryable failure if the log cannot be matched.
    */
   async assemble(input: ResolvedModelStepInput): Promise<TranscriptEntry[]> {
-    const cached = await this.prefix(input);
-    const entries = cached.entries.slice(0, input.prefix.count);
-    const hashes = cached.hashes.slice(0, input.prefix.count + 1);
-    for (const e of input.newEntries) {
-      entries.push(e);
-      hashes.push(extendHash(hashes[hashes.length - 1]!, e));
-    }
-    if (hashes[hashes.length - 1] !== input.hash) {
+    const whole = assembled(await this.prefix(input), input);
+    if (!whole.ok) {
       this.sessions.delete(keyOf(input));
       throw ApplicationFailure.create({
         type: 'TranscriptMismatch',
-        message: `transcript of ${input.sessionId} does not match the log at entry ${entries.length}`,
+        message: `transcript of ${input.sessionId} does not match the log at entry ${whole.at}`,
       });
     }
-    this.store(keyOf(input), { entries, hashes, lastUsed: ++this.clock });
-    return entries;
+    this.store(keyOf(input), { ...whole.transcript, lastUsed: ++this.clock });
+    return whole.transcript.entries;
   }
 
   /** A cached prefix covering at least `input.prefix` whose hash matches; fetched from the workflow on a miss. */
   private async prefix(input: ResolvedModelStepInput): Promise<Cached> {
-    const { count, hash } = input.prefix;
+    const { count } = input.prefix;
     const hit = this.sessions.get(keyOf(input));
     const generation = input.generation ?? 0;
-    if (hit && hit.hashes.length > count && hit.hashes[count] === hash) {
+    if (hit && holdsPrefix(hit, input.prefix)) {
       this.stats.hits += 1;
       return hit;
     }
@@ -88,21 +80,17 @@ export class TranscriptCache {
     // Usually only the tail is missing (the cache is behind): read just that, and check the result by its hash.
     if (hit && hit.hashes.length <= count) {
       const tail = await this.fetch(input.sessionId, input.runId, hit.entries.length, count, generation);
-      const entries = [...hit.entries, ...tail];
-      const hashes = [...hit.hashes];
-      for (const e of tail) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
-      if (hashes[count] === hash) return { entries, hashes, lastUsed: ++this.clock };
+      const longer = extended(hit, hit.entries.length, tail);
+      if (holdsPrefix(longer, input.prefix)) return { ...longer, lastUsed: ++this.clock };
     }
-    const entries = await this.fetch(input.sessionId, input.runId, 0, count, generation);
-    const hashes = [EMPTY_TRANSCRIPT_HASH];
-    for (const e of entries) hashes.push(extendHash(hashes[hashes.length - 1]!, e));
-    if (hashes[count] !== hash) {
+    const fetched = hashed(await this.fetch(input.sessionId, input.runId, 0, count, generation));
+    if (!holdsPrefix(fetched, input.prefix)) {
       throw ApplicationFailure.create({
         type: 'TranscriptMismatch',
         message: `fetched transcript of ${input.sessionId} does not match the prefix hash at ${count}`,
       });
     }
-    return { entries, hashes, lastUsed: ++this.clock };
+    return { ...fetched, lastUsed: ++this.clock };
   }
 
   /** Entries [from, to), following the continue-as-new chain back through earlier runs. */

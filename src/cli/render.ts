@@ -5,8 +5,9 @@
  * it returns lines; the caller writes them.
  */
 import type { StreamItem, TextDelta } from '../client';
-import type { InboxTarget, TurnEndReason } from '../domain/events';
+import type { InboxTarget } from '../domain/events';
 import { textOf, type UserMessage } from '../domain/messages';
+import { turnEndText } from '../domain/turnEnd';
 import { sourceLabel } from './args';
 
 export interface RenderOptions {
@@ -135,7 +136,7 @@ export class TranscriptRenderer {
         this.tools.clear();
         return [
           this.rule(
-            `turn ${event.data.turn} · ${reasonText(event.data.reason)}`,
+            `turn ${event.data.turn} · ${turnEndText(event.data.reason)}`,
             event.data.reason.kind === 'completed' ? 'dim' : 'red',
           ),
         ];
@@ -315,21 +316,6 @@ export class TranscriptRenderer {
 
   private paint(text: string, style: Style): string {
     return this.color ? `\x1b[${CODES[style]}m${text}\x1b[0m` : text;
-  }
-}
-
-export function reasonText(reason: TurnEndReason): string {
-  switch (reason.kind) {
-    case 'completed':
-      return 'completed';
-    case 'aborted':
-      return `aborted (${reason.reason.kind === 'hook' ? `hook: ${reason.reason.reason}` : reason.reason.kind})`;
-    case 'blocked':
-      return `blocked${reason.message ? `: ${reason.message}` : ''}`;
-    case 'error':
-      return `error: ${reason.error.message}`;
-    case 'max-tokens':
-      return 'max tokens';
   }
 }
 

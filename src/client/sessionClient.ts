@@ -182,7 +182,7 @@ export class SessionClient {
     reason?: string,
   ): Promise<ApprovalReceipt> {
     const input = { callId, decision, ...(reason !== undefined ? { reason } : {}) };
-    const valid = validInput(ApproveInputSchema, input, 'approve');
+    const valid = validInput(ApproveInputSchema, input, approveUpdate.name);
     return this.query(sessionId, () =>
       this.handle(sessionId).executeUpdate(approveUpdate, { args: [valid] }),
     );
@@ -205,12 +205,12 @@ export class SessionClient {
    * naming the field, BudgetRefusedError when the session does not wait.
    */
   async budget(sessionId: string, decision: BudgetDecision): Promise<BudgetReceipt> {
-    const valid = validInput(BudgetDecisionSchema, decision, 'budget');
+    const valid = validInput(BudgetDecisionSchema, decision, budgetUpdate.name);
     return this.query(sessionId, () => this.handle(sessionId).executeUpdate(budgetUpdate, { args: [valid] }));
   }
 
   async cancel(sessionId: string, input: CancelInput = {}): Promise<void> {
-    const valid = validInput(CancelInputSchema, input, 'cancel');
+    const valid = validInput(CancelInputSchema, input, cancelSignal.name);
     await this.query(sessionId, () => this.handle(sessionId).signal(cancelSignal, valid));
   }
 

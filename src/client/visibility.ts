@@ -172,7 +172,8 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
 /**
  * Whether the namespace has the session search attributes registered, asked once (the answer is memoized) and
  * never thrown: a refused check (an API key without operator rights) or missing attributes give one warning and
- * `false`, so sessions start without them.
+ * `false`, so sessions start without them. Temporal's time-skipping test server has no operator service and no
+ * visibility: its UNIMPLEMENTED answer is expected and gives `false` without a warning.
  */
 export function searchAttributesCheck(
   client: Client,
@@ -188,7 +189,8 @@ export function searchAttributesCheck(
       )
       .then(
         (r) => SEARCH_ATTRIBUTE_KEYS.every((k) => k.name in (r.customAttributes ?? {})),
-        (err: unknown) => {
+        async (err: unknown) => {
+          if (await timeSkippingServerLacks(client, err)) return undefined;
           // Refused (e.g. an API key without operator rights): say that, not that they are missing.
           warn(
             `agent-sessions: could not check the session search attributes in namespace ${client.options?.namespace} (${err instanceof Error ? err.message : String(err)}); sessions start without them`,
@@ -204,4 +206,22 @@ export function searchAttributesCheck(
           );
         return ok;
       }));
+}
+
+/** gRPC UNIMPLEMENTED. */
+const UNIMPLEMENTED = 12;
+
+/**
+ * Whether `err` is the time-skipping test server saying it has no operator service: UNIMPLEMENTED from a server
+ * that is the test server — the connection of a time-skipping TestWorkflowEnvironment (it has the test service), or
+ * a server whose system info names no version (the test server's; a Temporal server names its version).
+ */
+async function timeSkippingServerLacks(client: Client, err: unknown): Promise<boolean> {
+  if ((err as { code?: unknown } | undefined)?.code !== UNIMPLEMENTED) return false;
+  if ((client.connection as { testService?: unknown }).testService !== undefined) return true;
+  try {
+    return !(await client.workflowService.getSystemInfo({})).serverVersion;
+  } catch {
+    return false;
+  }
 }

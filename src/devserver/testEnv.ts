@@ -5,11 +5,14 @@
  *
  * Downloads are off by default here: on a machine without internet the SDK's download fails slowly and obscurely,
  * while a missing binary should say "run `npm run setup`". Pass `allowDownload: true` to let the SDK fetch one.
+ * Both install the test Runtime first (./testRuntime.ts: the SDK's logging without the time-skipping server's
+ * known noise) unless the process has a Runtime already.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SEARCH_ATTRIBUTE_KEYS } from '../contract/searchAttributes';
 import { resolveTemporalCli, resolveTestServer } from './binaries';
 import { DEV_SERVER_TUNING, devServerDbFilename, startingAgain } from './devServer';
+import { installTestRuntime } from './testRuntime';
 
 export interface TimeSkippingEnvOptions {
   /** Let the SDK download the test server when none is found. Default false. */
@@ -21,6 +24,7 @@ export function createTimeSkippingEnv(
   options: TimeSkippingEnvOptions = {},
 ): Promise<TestWorkflowEnvironment> {
   const executable = resolveTestServer({ allowDownload: options.allowDownload ?? false });
+  installTestRuntime({ timeSkipping: true });
   return startingAgain(3, () => TestWorkflowEnvironment.createTimeSkipping({ server: { executable } }));
 }
 
@@ -36,6 +40,7 @@ export interface DevServerEnvOptions {
 /** The Temporal CLI dev server on 127.0.0.1, headless. Throws when the binary is missing. */
 export function createDevServerEnv(options: DevServerEnvOptions = {}): Promise<TestWorkflowEnvironment> {
   const executable = resolveTemporalCli({ allowDownload: options.allowDownload ?? false });
+  installTestRuntime({ timeSkipping: false });
   return startingAgain(3, () =>
     TestWorkflowEnvironment.createLocal({
       server: {

@@ -5,7 +5,8 @@
  * summary message (source `{kind:'compaction'}`) in place of every entry logged up to `throughSeq`. The log itself is
  * never rewritten. Pure: the workflow, the activities and the tests share it.
  */
-import type { TranscriptEntry } from './entry';
+import { summaryEntry, type TranscriptEntry } from './entry';
+import type { CompactionResult } from './results';
 import type { ContextConfig } from './wire';
 import { binaryBytes, blockText, isDirect, type ContentBlock } from './messages';
 
@@ -105,6 +106,28 @@ export function splitAtCut(
   const summarised = projection.slice(0, cut).filter((_, i) => i !== pinned);
   const kept = [...(pinned !== undefined ? [projection[pinned]!] : []), ...projection.slice(cut)];
   return { summarised, kept };
+}
+
+/** Estimated tokens of a projection: the sum of its entries' estimates. */
+export function estimateProjection(entries: readonly TranscriptEntry[]): number {
+  return entries.reduce((sum, e) => sum + estimateTokens(e), 0);
+}
+
+/**
+ * What a compaction reports once its compactor has summarised the entries before the cut: the summary, and the
+ * projection's tokens before and after the summary entry replaces them, counted by `count` (the compaction activity
+ * counts with a tokenizer where one fits the compactor's model family).
+ */
+export function compactionOutcome(
+  call: CompactionCut & { throughSeq: number },
+  projection: readonly TranscriptEntry[],
+  summary: string,
+  model: string,
+  count: (entries: readonly TranscriptEntry[]) => number = estimateProjection,
+): Omit<CompactionResult, 'usage'> {
+  const { kept } = splitAtCut(projection, call);
+  const after = [summaryEntry(0, { throughSeq: call.throughSeq, summary, model }), ...kept];
+  return { summary, tokensBefore: count(projection), tokensAfter: count(after), model };
 }
 
 /** The transcript as plain text for a compactor: one paragraph per message, with its role. */

@@ -3,8 +3,8 @@
  * status, turn and step, what the loop waits for, pending lanes, the last turn's error, usage so far. Built from the
  * core's state at each effect; pure, so the workflow and tests share it.
  */
-import type { TurnEndReason } from './events';
 import type { SessionCore } from './session';
+import { turnEndText } from './turnEnd';
 
 /** What the loop is waiting for at this moment. */
 export type Waiting =
@@ -40,7 +40,7 @@ export function currentDetails(core: SessionCore, waiting: Waiting): string {
     lines.push(`pending: ${nextTurn.length} for the next turn · ${nextStep.length} for the next step`);
   const last = core.lastTurnEnd();
   if (last && last.reason.kind !== 'completed')
-    lines.push(`last turn (${last.turn}): ${describeEnd(last.reason)}`);
+    lines.push(`last turn (${last.turn}): ${turnEndText(last.reason, 200)}`);
   if (view.usage.steps > 0)
     lines.push(`usage: ${view.usage.inputTokens} input · ${view.usage.outputTokens} output tokens`);
   if (view.refused > 0) lines.push(`refused payloads: ${view.refused}`);
@@ -66,23 +66,4 @@ function describeWaiting(w: Waiting): string {
     case 'continue-as-new':
       return 'continuing as new';
   }
-}
-
-/** A turn's end reason in one line (`error MODEL_FAILED: …`). */
-export function describeEnd(reason: TurnEndReason): string {
-  switch (reason.kind) {
-    case 'completed':
-    case 'max-tokens':
-      return reason.kind;
-    case 'aborted':
-      return `aborted (${reason.reason.kind})`;
-    case 'blocked':
-      return reason.message ? `blocked: ${reason.message}` : 'blocked';
-    case 'error':
-      return `error ${reason.error.code}: ${truncate(reason.error.message, 200)}`;
-  }
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

@@ -14,6 +14,7 @@ import { FailureTypes } from './codes';
 import type { CancelCause, ErrorInfo, SessionEvent, ToolCallInfo } from './events';
 import type { ModelStepResult } from './results';
 import { SessionCore, type SessionStateView } from './session';
+import { SIGNAL_NAMES_TEXT, type SignalName } from './wireNames';
 import {
   ApproveInputSchema,
   BudgetDecisionSchema,
@@ -126,17 +127,18 @@ export class SessionDriver {
   signal(name: string, raw: unknown): void {
     const undecodable = undecodableReason(raw);
     if (undecodable) return this.refuse(name, undecodable);
-    switch (name) {
+    const wireName = name as SignalName; // a case that is not a signal of ./wireNames.ts does not compile
+    switch (wireName) {
       case 'followup':
       case 'steer':
       case 'inject':
-        return this.laneSignal(name, raw);
+        return this.laneSignal(wireName, raw);
       case 'cancel':
         return this.cancelSignal(raw);
       case 'dispose':
         return this.disposeSignal(raw);
       default:
-        return this.refuse(name, 'unknown signal (expected followup, steer, inject, cancel or dispose)');
+        return this.refuse(name, `unknown signal (expected ${SIGNAL_NAMES_TEXT})`);
     }
   }
 

@@ -16,36 +16,14 @@ import {
   type UserMessage,
 } from './messages';
 
-export interface ErrorInfo {
-  message: string;
-  code: string;
-}
-
-/**
- * One tool call of an assistant message. `arguments` is the parsed JSON object, or `null` when the model's
- * arguments were not a JSON object; then `rawArguments` holds the text as the model wrote it, and the call is
- * answered with a TOOL_INVALID_ARGUMENTS result without running.
- */
-export interface ToolCallInfo {
-  callId: string;
-  name: string;
-  arguments: Record<string, unknown> | null;
-  rawArguments?: string;
-}
-
-export interface AssistantMessage {
-  id: string;
-  role: 'assistant';
-  content: TextBlock[];
-  toolCalls?: ToolCallInfo[];
-}
-
 export type TranscriptEntry =
   | { role: 'user'; id: string; content: TextBlock[]; source: MessageSource }
   | { role: 'assistant'; id: string; content: TextBlock[]; toolCalls?: ToolCallInfo[]; interrupted?: true }
   | { role: 'tool'; callId: string; name: string; content: ContentBlock[]; error?: ErrorInfo };
 
 export const ErrorInfoSchema = lazy(() => z.object({ message: z.string(), code: z.string() }));
+/** A failure as data: what went wrong, and its code (docs/protocol.md "Error codes"). */
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
 export const ToolCallInfoSchema = lazy(() =>
   z.object({
@@ -55,6 +33,23 @@ export const ToolCallInfoSchema = lazy(() =>
     rawArguments: z.string().optional(),
   }),
 );
+/**
+ * One tool call of an assistant message. `arguments` is the parsed JSON object, or `null` when the model's
+ * arguments were not a JSON object; then `rawArguments` holds the text as the model wrote it, and the call is
+ * answered with a TOOL_INVALID_ARGUMENTS result without running.
+ */
+export type ToolCallInfo = z.infer<typeof ToolCallInfoSchema>;
+
+export const AssistantMessageSchema = lazy(() =>
+  z.object({
+    id: z.string(),
+    role: z.literal('assistant'),
+    content: z.array(TextBlockSchema),
+    toolCalls: z.array(ToolCallInfoSchema).optional(),
+  }),
+);
+/** A model answer as an `assistant/message` carries it: its text, and the tool calls it asks for. */
+export type AssistantMessage = z.infer<typeof AssistantMessageSchema>;
 
 /** One model-visible message (a `TranscriptEntry`), as a fork's snapshot carries it. */
 export const TranscriptEntrySchema = lazy(() =>

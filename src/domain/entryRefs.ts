@@ -8,7 +8,7 @@
  * Pure and deterministic (the workflow, the activities and the tests share it).
  */
 import type { ModelCall } from './effects';
-import type { RefTarget } from './refTarget';
+import type { HeldIn, RefTarget } from './refTarget';
 import type { ModelStepResult, ToolExecResult } from './results';
 import type { AssistantMessage } from './events';
 import type { UserMessage } from './messages';
@@ -101,4 +101,86 @@ export function assistantMessage(
 /** `entry` if it is the one `ref` names (its hash matches), else undefined. */
 export function checked(ref: RefTarget, entry: TranscriptEntry | undefined): TranscriptEntry | undefined {
   return entry && entryHash(entry) === ref.hash ? entry : undefined;
+}
+
+// ---- what a run's history holds, and the entry a reference names from it ----
+
+/**
+ * One place a run's history holds content a reference may name: a delivery's payload (`name`: its signal or
+ * update), a tool activity's result (`name`: the tool's) or a model activity's result.
+ */
+export interface Held {
+  name: string;
+  value: unknown;
+}
+
+/** The key a record of a run's history files content under, by where a reference says it is held. */
+export function heldKey(
+  held: Exclude<HeldIn, { in: 'model' }> | { in: 'model'; requestIndex: number },
+): string {
+  switch (held.in) {
+    case 'delivery':
+      return `delivery:${held.messageId}`;
+    case 'tool':
+      return `tool:${held.callId}`;
+    case 'model':
+      return `model:${held.requestIndex}`;
+  }
+}
+
+/** The key of a delivery payload: its message's id (a payload without its own id holds no referenced entry). */
+export function deliveryKey(payload: unknown): string | undefined {
+  const id = (payload as { message?: { id?: unknown } } | null | undefined)?.message?.id;
+  return typeof id === 'string' ? heldKey({ in: 'delivery', messageId: id }) : undefined;
+}
+
+/** The entry `ref` names, rebuilt from one place history holds with the workflow's builders; checked by its hash. */
+export function rebuiltEntry(ref: RefTarget, held: Held): TranscriptEntry | undefined {
+  switch (ref.in) {
+    case 'delivery':
+      return checked(ref, entryFromDelivery(held.name, held.value));
+    case 'tool':
+      return checked(ref, entryFromToolResult(ref.callId, held.name, held.value as ToolExecResult));
+    case 'model':
+      return checked(ref, entryFromModelResult(ref.id, held.value as ModelStepResult));
+  }
+}
+
+/**
+ * What one run's history holds that references may name, filed by `heldKey` in history order (the history reader
+ * files delivery payloads here; the in-memory test interpreter everything its run's history would hold).
+ */
+export class HeldContent {
+  private readonly byKey = new Map<string, Held[]>();
+
+  add(key: string, held: Held): void {
+    const list = this.byKey.get(key) ?? [];
+    list.push(held);
+    this.byKey.set(key, list);
+  }
+
+  /** A `followup`/`steer`/`inject` signal's or `deliver` update's payload (filed only if it names its message id). */
+  delivered(name: string, payload: unknown): void {
+    const key = deliveryKey(payload);
+    if (key) this.add(key, { name, value: payload });
+  }
+
+  /** A tool activity's result. */
+  toolCompleted(callId: string, name: string, result: ToolExecResult): void {
+    this.add(heldKey({ in: 'tool', callId }), { name, value: result });
+  }
+
+  /** A model activity's result. */
+  modelCompleted(requestIndex: number, result: ModelStepResult): void {
+    this.add(heldKey({ in: 'model', requestIndex }), { name: '', value: result });
+  }
+
+  /** The entry a reference names, from the first place filed under its key that yields it. */
+  resolve(ref: RefTarget): TranscriptEntry | undefined {
+    for (const held of this.byKey.get(heldKey(ref)) ?? []) {
+      const entry = rebuiltEntry(ref, held);
+      if (entry) return entry;
+    }
+    return undefined;
+  }
 }

@@ -84,8 +84,14 @@ export type {
   EventsQuery,
 } from './wire';
 
-export { CORE_EVENT_TYPES, isCoreEventType } from './events';
-export { TurnEndReasonSchema, EventDataSchemas, EventEnvelopeSchema, eventProblem } from './eventSchemas';
+export {
+  CORE_EVENT_TYPES,
+  isCoreEventType,
+  TurnEndReasonSchema,
+  EventDataSchemas,
+  EventEnvelopeSchema,
+  eventProblem,
+} from './events';
 export type {
   InboxTarget,
   SpliceData,

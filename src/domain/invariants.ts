@@ -15,7 +15,7 @@
  * DENIED, APPROVAL_TIMEOUT or ABORTED_BEFORE_DISPATCH (by caller, timeout, cancel).
  * Plugin event types get the envelope and seq checks only.
  */
-import { eventProblem } from './eventSchemas';
+import { eventProblem } from './events';
 import { isCoreEventType, type SessionEvent, type SpliceData } from './events';
 import { applySplice, EMPTY_INBOX, listOf, spliceProblem, type Inbox } from './inbox';
 import type { UserMessage } from './messages';

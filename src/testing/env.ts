@@ -110,6 +110,8 @@ export async function createTestSessionEnv(opts: TestSessionEnvOptions = {}): Pr
       taskQueue,
       ...(env.namespace ? { namespace: env.namespace } : {}),
       ...(workflowType ? { workflowType } : {}),
+      // The time-skipping server has no visibility: its sessions start without search attributes, unasked.
+      ...(env.supportsTimeSkipping ? { searchAttributes: 'off' as const } : {}),
     });
   const client = sessions();
   let torn: Promise<void> | undefined;

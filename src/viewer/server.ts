@@ -32,6 +32,7 @@ import {
 import { ApproveInputSchema, CancelInputSchema } from '../domain';
 import { bodyTooLargeMessage } from '../http/bodyLimit';
 import { isServedOrigin, servedHosts } from '../http/hosts';
+import { pageItem } from './pageItem';
 
 export type ViewerRole = 'full' | 'read';
 
@@ -252,7 +253,7 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
         for await (const item of sessions.stream(id, { afterSeq, signal: abort.signal })) {
           await stream.writeSSE({
             event: 'item',
-            data: JSON.stringify(item),
+            data: JSON.stringify(pageItem(item)),
             ...(item.kind === 'event' ? { id: String(item.event.seq) } : {}),
           });
         }

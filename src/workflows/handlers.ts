@@ -1,8 +1,9 @@
 /**
- * The session's signal, update and query handlers, registered from one table of wire names with the descriptions
- * the Temporal UI shows (docs/protocol.md). Each handler delegates to the driver in a line or two; refusals become
- * non-retryable ApplicationFailures of their failure type. The `deliver` update checks the session's tool and hook
- * names first (./names.ts) and can wait for its message's turn (./waiters.ts). Deterministic (workflow sandbox).
+ * The session's signal, update and query handlers, registered under the names of the one table of wire names
+ * (../domain/wireNames.ts, through ../contract's handles) with the descriptions the Temporal UI shows. Each handler
+ * delegates to the driver in a line or two; refusals become non-retryable ApplicationFailures of their failure type.
+ * The `deliver` update checks the session's tool and hook names first (./names.ts) and can wait for its message's
+ * turn (./waiters.ts). Deterministic (workflow sandbox).
  */
 import { ApplicationFailure, patched, setDefaultSignalHandler, setHandler } from '@temporalio/workflow';
 import {
@@ -22,42 +23,22 @@ import {
 } from '../contract';
 import { SessionRefusal, type SessionDriver } from '../domain/driver';
 import { eventsPage, modelContextPage } from '../domain/pages';
+import { isSignalName, wireDescription, type WireName } from '../domain/wireNames';
 import { DEFAULT_WAIT_MS, type DeliverInput, type DeliveryReceipt, type SessionConfig } from '../domain/wire';
 import { throwIfFailed, type SessionNames } from './names';
 import type { TurnTracing } from './telemetry';
 import type { TurnWaiters } from './waiters';
 
-/** Every handler's wire name and what the Temporal UI says of it. */
-const DESCRIPTIONS = {
-  followup: 'Queues a message for its own turn (lane followup); invalid payloads are counted and ignored.',
-  steer: 'Delivers a message at the next step boundary and wakes the session (lane steer).',
-  inject: 'Adds context at the next step without waking the session (lane inject).',
-  cancel: 'Cancels the running turn: {reason?}. Running tool calls settle; pending ones are aborted.',
-  dispose: 'Ends the session after cancelling its running turn: {}.',
-  deliver:
-    'Delivers a message on a lane and returns its receipt; refuses invalid input naming the field. With `wait`, completes when the turn it entered ends.',
-  approve:
-    'Decides a tool call waiting for approval: {callId, decision: approve|deny, reason?} → {callId, decision, duplicate}. Refuses a call that is not waiting, naming it.',
-  budget:
-    'Decides a session waiting at its budget: {decision: extend, limits} or {decision: deny, reason?} → {decision, limits}. Refuses when the session does not wait, or limits that would not let the step run.',
-  events: "A page of this run's event log: {afterSeq?, limit?} → {events, nextSeq, previousRunId?}.",
-  config: 'The config the session was started with (a fork names its source, without the snapshot).',
-  state: 'Status, turn, step, pending message ids, refused payloads and token usage.',
-  transcript: 'The model-visible transcript this run holds (system prompt and messages).',
-  __modelContext: 'Internal: model-visible entries [from, to) for the model activity’s transcript cache.',
-} as const;
-
-/** The wire's signals, in the order they are registered. */
+/** The wire's signals, in the order they are registered (the table's). */
 const SIGNALS = [followupSignal, steerSignal, injectSignal, cancelSignal, disposeSignal] as const;
-const SIGNAL_NAMES: ReadonlySet<string> = new Set(SIGNALS.map((def) => def.name));
 
 /** Whether `name` is one of the wire's signals (a refused signal's metric tag; any other name is the sender's). */
 export function isWireSignal(name: string): boolean {
-  return SIGNAL_NAMES.has(name);
+  return isSignalName(name);
 }
 
 function described(def: { name: string }): { description: string } {
-  return { description: DESCRIPTIONS[def.name as keyof typeof DESCRIPTIONS] };
+  return { description: wireDescription(def.name as WireName) };
 }
 
 /** Marks runs whose `deliver` update checks the session's tool and hook names before accepting (rule 5). */

@@ -4,11 +4,13 @@
  * scope (and trace span), which a cancel interrupts (rules 27–29). Each effect kind has its file: ./names.ts
  * (resolve-tools, resolve-hooks), ./preStepEffect.ts, ./model.ts, ./compact.ts, ./tools.ts (start-tool,
  * tool-settled), ./approvals.ts (check-approvals, await-approval), ./budgetPause.ts (await-budget); waiting for work
- * is a `condition`, continue-as-new the workflow's (./session.ts). Deterministic (workflow sandbox).
+ * is a `condition` (its rule, shared with the in-memory interpreter: ../domain/driver/park.ts), continue-as-new the
+ * workflow's (./session.ts). Deterministic (workflow sandbox).
  */
 import { CancellationScope, condition, setCurrentDetails, type WorkflowInfo } from '@temporalio/workflow';
 import { currentDetails, type Waiting } from '../domain/details';
 import type { SessionDriver, DriverGenerator } from '../domain/driver';
+import { mayResume } from '../domain/driver/park';
 import type { Answer, Effect } from '../domain/effects';
 import type { PreStepListener } from '../domain/waterfall';
 import { modelLabel } from '../domain/wire';
@@ -48,7 +50,7 @@ export class EffectInterpreter {
       this.wait(waitingFor(effect, this.tools));
       let failure: { err: unknown } | undefined;
       try {
-        if (effect.type === 'wait-for-work') await condition(() => this.driver.hasWork());
+        if (effect.type === 'wait-for-work') await condition(() => mayResume(effect.type, this.driver));
         else if (effect.type === 'continue-as-new') await continueAsNew();
         else answer = await this.inTurn(() => this.perform(effect));
       } catch (err) {
@@ -125,7 +127,7 @@ export class EffectInterpreter {
         approvalTimer(this.driver, effect.approval.callId, effect.approval.timeoutMs);
         return undefined;
       case 'await-budget':
-        return budgetPause(this.driver.core);
+        return budgetPause(this.driver);
     }
   }
 }

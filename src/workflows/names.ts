@@ -10,10 +10,13 @@ import { ErrorCodes, FailureTypes } from '../contract';
 import type { HookDescriptor, Resolved, ToolDescriptor } from '../domain/effects';
 import type { SessionConfig } from '../domain/wire';
 import { setupActivities } from './activities';
-import { failed } from './errors';
+import { failed, failureType } from './errors';
 
-/** A resolution; a failed one carries the failure type the `deliver` update rejects with. */
-export type Resolution<T> = Resolved<T> & ({ kind: 'ok' } | { failureType: string });
+/**
+ * A resolution; a failed one carries the failure type the `deliver` update rejects with, and `refused` when the
+ * worker refused the names (the activity failed with that type; not a timeout or an unreachable MCP server).
+ */
+export type Resolution<T> = Resolved<T> & ({ kind: 'ok' } | { failureType: string; refused?: true });
 
 export class SessionNames {
   private readonly toolNames = new Resolver<ToolDescriptor[]>(
@@ -95,7 +98,8 @@ class Resolver<T> {
       },
       (err: unknown): Resolution<T> => {
         this.pending = undefined;
-        return { ...failed(err, this.fallbackCode), failureType: this.failureType };
+        const refused = failureType(err) === this.failureType ? { refused: true as const } : {};
+        return { ...failed(err, this.fallbackCode), failureType: this.failureType, ...refused };
       },
     );
     return this.pending;

@@ -24,7 +24,7 @@ import { SessionConfigSchema, type SessionConfig } from '../domain/wire';
 import { isWireSignal, registerHandlers, withoutSnapshot } from './handlers';
 import { EffectInterpreter } from './interpreter';
 import { setLogContext, trackLogContext } from './logging';
-import { SessionNames } from './names';
+import { endWhenRefused, WatchedNames } from './refusal';
 import { sessionMetrics, TurnTracing } from './telemetry';
 import { Visibility } from './visibility';
 import { TurnWaiters } from './waiters';
@@ -62,6 +62,9 @@ class SessionWorkflow {
   private readonly interpreter: EffectInterpreter;
   private readonly waiters: TurnWaiters;
   private readonly tracing = new TurnTracing(this.info.workflowId);
+  private readonly names: WatchedNames;
+  /** Whether this is the session's first run (no run continued as new into it). */
+  private readonly firstRun: boolean;
 
   constructor(
     private readonly config: SessionConfig,
@@ -101,7 +104,8 @@ class SessionWorkflow {
     // A run that continued as new starts mid-session: its log lines carry the turn it is in.
     if (this.driver.core.turn > 0)
       setLogContext({ turn: this.driver.core.turn, step: this.driver.core.step || undefined });
-    const names = new SessionNames(this.driver.config);
+    const names = (this.names = new WatchedNames(this.driver.config));
+    this.firstRun = carried === undefined;
     this.interpreter = new EffectInterpreter(
       this.driver,
       this.info,
@@ -124,7 +128,8 @@ class SessionWorkflow {
   /**
    * Runs the driver to its end (dispose), continuing as new at the quiet points it chooses (rule 33). A sub-session
    * (docs/protocol.md "Sub-sessions") disposes itself once its task's turn has ended (or a cancel discarded the
-   * task) and returns that outcome to its parent; a root session returns undefined.
+   * task) and returns that outcome to its parent; a root session returns undefined. A root session whose names a
+   * worker refuses in its first run disposes itself (./refusal.ts).
    */
   async run(): Promise<SubsessionOutcome | undefined> {
     const task = this.config.subsession?.messageId;
@@ -132,6 +137,7 @@ class SessionWorkflow {
       void condition(() => this.driver.waitOutcome(task) !== undefined).then(() =>
         this.driver.signal('dispose', {}),
       );
+    else if (this.firstRun) endWhenRefused(this.driver, this.names);
     await this.interpreter.run(this.driver.run(), () => this.continueAsNew());
     await condition(allHandlersFinished);
     const outcome = task === undefined ? undefined : this.driver.waitOutcome(task);

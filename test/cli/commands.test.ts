@@ -659,7 +659,7 @@ describe('ask', () => {
       messageId: 'ask-2',
       outcome: { status: 'ended', turn: 2, reason: { kind: 'error', error: { code: 'SCRIPTED_FAILURE' } } },
     });
-    expect(failed.stderr).toBe('agent-sessions ask: turn 2 ended error: SCRIPTED_FAILURE the model broke\n');
+    expect(failed.stderr).toBe('agent-sessions ask: turn 2 ended: error SCRIPTED_FAILURE: the model broke\n');
     await run('dispose', id);
   });
 });

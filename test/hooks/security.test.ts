@@ -1,7 +1,7 @@
 /**
  * Security of session input (issue 5, item 6), on the time-skipping server: a session naming a tool or hook the
  * worker does not register is refused at start (the `deliver` update is rejected naming it; a plain start ends its
- * first turn in error naming it), and no session input can name a URL, a command, a key or a base URL — the schema
+ * first turn in error naming it) and then disposes itself (issue 35), and no session input can name a URL, a command, a key or a base URL — the schema
  * refuses it before anything runs, in the client and in the workflow.
  */
 import { randomUUID } from 'node:crypto';
@@ -9,9 +9,9 @@ import { existsSync } from 'node:fs';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineHook } from '../../src/activities/hooks';
-import { DeliveryRejectedError, InvalidInputError } from '../../src/client';
+import { DeliveryRejectedError, InvalidInputError, SessionDisposedError } from '../../src/client';
 import { SessionConfigSchema, type SessionConfig } from '../../src/domain/wire';
-import { newId, settle } from '../support/sessionEnv';
+import { newId, settle, waitUntil } from '../support/sessionEnv';
 import { ofType, startWorkerEnv, turnEnds, type WorkerEnv } from '../providers/support';
 
 let t: WorkerEnv;
@@ -25,22 +25,33 @@ afterAll(async () => {
 });
 
 describe('unknown tools and hooks are refused at start', () => {
-  it('deliverWithStart naming an unregistered tool is rejected, naming it; nothing is logged', async () => {
+  it('deliverWithStart naming an unregistered tool is rejected, naming it; the session only disposes itself', async () => {
     const id = newId();
     const attempt = t.client.deliverWithStart(id, 'followup', 'hi', { tools: ['echo', 'rm_rf'] });
     await expect(attempt).rejects.toBeInstanceOf(DeliveryRejectedError);
-    await expect(attempt).rejects.toThrow('session names tool "rm_rf" that this worker does not register');
-    expect(await t.client.allEvents(id)).toEqual([]);
-    // Every later delivery is refused the same way.
-    await expect(t.client.deliver(id, 'followup', 'again')).rejects.toThrow(/"rm_rf"/);
+    await expect(attempt).rejects.toThrow(
+      new RegExp(
+        `^session names tool "rm_rf" that worker \\S+ on task queue "${t.taskQueue}" does not register`,
+      ),
+    );
+    await waitUntil(
+      () => t.client.state(id),
+      (s) => s.status === 'disposed',
+      'the refused session to dispose itself',
+    );
+    expect((await t.client.allEvents(id)).map((e) => e.type)).toEqual(['session/disposed']);
+    // A later delivery finds it disposed.
+    await expect(t.client.deliver(id, 'followup', 'again')).rejects.toBeInstanceOf(SessionDisposedError);
   });
 
   it('deliverWithStart naming an unregistered hook is rejected, naming it', async () => {
     const id = newId();
     await expect(
       t.client.deliverWithStart(id, 'followup', 'hi', { hooks: ['noop', 'ghost'] }),
-    ).rejects.toThrow('session names hook "ghost" that this worker does not register (registered: noop)');
-    expect(await t.client.allEvents(id)).toEqual([]);
+    ).rejects.toThrow(
+      /^session names hook "ghost" that worker \S+ on task queue "[^"]+" does not register \(registered: noop\)/,
+    );
+    expect((await t.client.allEvents(id)).filter((e) => e.type !== 'session/disposed')).toEqual([]);
   });
 
   it('with registered names the first delivery is accepted after one check, and the turn runs', async () => {
@@ -65,17 +76,25 @@ describe('unknown tools and hooks are refused at start', () => {
     const id = newId();
     await t.client.start(id, { hooks: ['ghost'] });
     await t.client.followup(id, 'hi');
+    await waitUntil(
+      () => t.client.state(id),
+      (s) => s.status === 'disposed',
+      'the refused session to dispose itself',
+    );
     const events = await settle(t.client, id);
     expect(turnEnds(events)).toEqual([
       {
         kind: 'error',
         error: {
           code: 'UNKNOWN_HOOK',
-          message: 'session names hook "ghost" that this worker does not register (registered: noop)',
+          message: expect.stringMatching(
+            /^session names hook "ghost" that worker \S+ on task queue "[^"]+" does not register \(registered: noop\); /,
+          ) as string,
         },
       },
     ]);
     expect(ofType(events, 'step/start')).toHaveLength(0);
+    expect(events.at(-1)?.type).toBe('session/disposed');
     expect(t.recorder.requests(id)).toHaveLength(0);
   });
 

@@ -378,7 +378,7 @@ describe('cross-session references', () => {
     const refused = await cli(['ask', target, 'again', '--id', 'cli-2', '--ref', 'no-such-session'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      'agent-sessions ask: turn 2 ended blocked: message cli-2: refs[0] (session no-such-session): session no-such-session not found\n',
+      'agent-sessions ask: turn 2 ended: blocked: message cli-2: refs[0] (session no-such-session): session no-such-session not found\n',
     );
     const followup = await cli(
       ['followup', target, 'third', '--ref', source, '--ref', `${source}@${ends[1]}`],

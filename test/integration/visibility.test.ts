@@ -2,7 +2,7 @@
  * Sessions an operator can find (issue: operability): on the dev server, which registers the session search
  * attributes, sessions start with them and keep status, turn, pending count and last activity current at turn
  * boundaries; `SessionClient.list` filters them by status, label, model, idle time and a raw query. On a server
- * without them (the time-skipping test server), sessions run the same and the client warns once.
+ * without them (the time-skipping test server), sessions run the same and the client says nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient, type SessionRow } from '../../src/client';
@@ -201,7 +201,7 @@ describe('a server without them', () => {
     await ts?.teardown();
   });
 
-  it('runs sessions the same, and the client warns once', async () => {
+  it('runs sessions the same, and the client does not warn (the test server has no operator service)', async () => {
     const warnings: string[] = [];
     const s = new SessionClient({
       client: ts.env.client,
@@ -215,10 +215,9 @@ describe('a server without them', () => {
     await s.followup(a, 'hello');
     const events = await settle(s, a);
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: { kind: 'completed' } } });
-    expect(warnings).toHaveLength(1);
-    // The time-skipping server does not implement the operator service: the client says it could not check.
-    expect(warnings[0]).toMatch(
-      /could not check the session search attributes in namespace default \(12 UNIMPLEMENTED: .*\); sessions start without them/,
-    );
+    // The time-skipping server does not implement the operator service: expected there, so nothing is printed
+    // (test/client/search-attributes-check.test.ts: a Temporal server's refusal still warns).
+    expect(warnings).toEqual([]);
+    expect(await s.searchAttributesRegistered()).toBe(false);
   });
 });

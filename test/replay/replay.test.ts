@@ -77,6 +77,22 @@ describe('replay corpus', () => {
     expect(await replayHistoryFiles([file], bundle())).toEqual({ replayed: 1, files: [file] });
   });
 
+  it("carries the old branch of patched('refused-session-ends'): a refused new session stayed idle and ran on", async () => {
+    // Recorded with the workflow code before the patch (35f5d69): a session naming a tool no worker registers ends
+    // turn 1 in error, stays idle, and its next follow-up opens turn 2, which asks the worker again (two
+    // describeTools). Today's code disposes such a session after turn 1; on replay `patched` is false (no marker), so
+    // it stays, as recorded.
+    const history = golden('patch-refused-session-ends-old-branch-v1.json');
+    expect(JSON.stringify(history)).not.toContain('refused-session-ends');
+    expect(history.events.some((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')).toBe(false);
+    const described = history.events.filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'describeTools',
+    );
+    expect(described).toHaveLength(2);
+    const file = path.join(CORPUS_DIR, 'patch-refused-session-ends-old-branch-v1.json');
+    expect(await replayHistoryFiles([file], bundle())).toEqual({ replayed: 1, files: [file] });
+  });
+
   it('fails, naming the file, when a recorded command no longer matches the code (a renamed activity)', async () => {
     const history = golden('scenario-05-inject-from-tool-v1.json');
     const scheduled = history.events.filter((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED');

@@ -11,7 +11,7 @@ import { NO_TOOL_MEDIA, toModelMessages } from '../../src/activities/providers/m
 import { outputText as outputTextForTest } from '../../src/activities/providers/local/prompt';
 import { toResultBlocks } from '../../src/domain/blocks';
 import { BINARY_BLOCK_TOKENS, estimateTokens, renderForSummary } from '../../src/domain/compaction';
-import { EventDataSchemas, eventProblem } from '../../src/domain/eventSchemas';
+import { EventDataSchemas, eventProblem } from '../../src/domain/events';
 import {
   base64Bytes,
   ContentBlockSchema,

@@ -338,7 +338,8 @@ describe.skipIf(!haveChromium)('the web session viewer, issue 35', () => {
       .poll(() => page.getByTestId('session-status').textContent(), { timeout: 10_000 })
       .toBe('running');
     expect(await page.getByRole('button', { name: 'Cancel turn' }).count()).toBe(1);
-    await page.locator('.divider.end', { hasText: 'turn 1 ended' }).waitFor({ timeout: 30_000 });
+    // The words of the end come from the server (src/viewer/pageItem.ts, src/domain/turnEnd.ts).
+    await page.locator('.divider.end', { hasText: 'turn 1 ended: completed' }).waitFor({ timeout: 30_000 });
     await expect
       .poll(
         async () => [
@@ -348,6 +349,8 @@ describe.skipIf(!haveChromium)('the web session viewer, issue 35', () => {
         { timeout: 500, interval: 50 },
       )
       .toEqual(['idle', 0]);
+    // A delayed state answer may still be in its route handler: let it go before the page closes under it.
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.context().close();
   });
 

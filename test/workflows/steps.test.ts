@@ -472,15 +472,21 @@ describe('tool errors are results the model reads (wire, rule 18)', () => {
     });
   });
 
-  it('a session naming an unregistered tool ends turn 1 in error naming the tool, with no step and no model call', async () => {
+  it('a session naming an unregistered tool ends turn 1 in error naming the tool, with no step and no model call; then it disposes itself', async () => {
     const s = t.sessions();
     const id = await startWith({ tools: ['echo', 'no_such_tool'] });
+    await waitUntil(
+      () => s.state(id),
+      (state) => state.status === 'disposed',
+      'the refused session to dispose itself',
+    );
     const events = await settle(s, id);
     expect(summarize(events)).toEqual([
       'insert next-turn P',
       'turn/start 1',
       'claim next-turn 1',
       'turn/end 1 error',
+      'session/disposed',
     ]);
     const [reason] = turnEnds(events);
     expect(reason).toMatchObject({ kind: 'error', error: { code: 'UNKNOWN_TOOL' } });
@@ -488,7 +494,7 @@ describe('tool errors are results the model reads (wire, rule 18)', () => {
     expect(reason!.kind === 'error' && reason!.error.message).not.toMatch(/"echo"/);
     expect(t.recorder.requests(id)).toHaveLength(0);
     expect(await s.state(id)).toMatchObject({
-      status: 'idle',
+      status: 'disposed',
       turn: 1,
       pending: { nextTurn: [], nextStep: [] },
     });

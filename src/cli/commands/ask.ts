@@ -5,6 +5,7 @@
  * by a cancel, or the wait timed out.
  */
 import { TurnWaitTimeoutError } from '../../client';
+import { turnEndText } from '../../domain/turnEnd';
 import { MAX_WAIT_MS } from '../../domain/wire';
 import { boolOpt, intOpt, sessionIdArg, stringOpt } from '../args';
 import { out, type Command } from '../command';
@@ -67,13 +68,7 @@ export const askCommand: Command = {
       }
       const kind = outcome.reason.kind;
       if (kind === 'completed' || kind === 'max-tokens') return 0;
-      const detail =
-        outcome.reason.kind === 'error'
-          ? `: ${outcome.reason.error.code} ${outcome.reason.error.message}`
-          : outcome.reason.kind === 'blocked' && outcome.reason.message
-            ? `: ${outcome.reason.message}`
-            : '';
-      console.error(`agent-sessions ask: turn ${outcome.turn} ended ${kind}${detail}`);
+      console.error(`agent-sessions ask: turn ${outcome.turn} ended: ${turnEndText(outcome.reason)}`);
       return 1;
     });
   },

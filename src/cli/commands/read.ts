@@ -1,12 +1,12 @@
 /** `agent-sessions events|state|transcript <id>`: the session's queries, readable or as JSON. */
 import type { SessionEvent } from '../../domain/events';
 import { textOf } from '../../domain/messages';
+import { turnEndText } from '../../domain/turnEnd';
 import type { TranscriptEntry } from '../../domain/transcript';
 import { boolOpt, intOpt, positionals, sessionIdArg, sourceLabel } from '../args';
 import { out, type Command } from '../command';
 import { withSessions } from '../connect';
 import { sessionTable } from './list';
-import { reasonText } from '../render';
 
 export const eventsCommand: Command = {
   name: 'events',
@@ -144,7 +144,7 @@ export function eventLine(e: SessionEvent): string {
     case 'turn/start':
       return `${head} ${e.data.turn}`;
     case 'turn/end':
-      return `${head} ${e.data.turn} ${reasonText(e.data.reason)}`;
+      return `${head} ${e.data.turn} ${turnEndText(e.data.reason)}`;
     case 'step/start':
     case 'step/end':
       return `${head} ${e.data.turn}.${e.data.step}`;

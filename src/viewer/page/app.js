@@ -4,7 +4,7 @@
 import { h, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { endLabel, foldLog, sourceLabel, textOf, userLabel, viewStatus } from './log.js';
+import { foldLog, sourceLabel, textOf, userLabel, viewStatus } from './log.js';
 
 const html = htm.bind(h);
 
@@ -284,7 +284,7 @@ function Entry({ entry, calls, pending, canWrite, path, onError }) {
     case 'turn':
       return html`<div class="divider">turn ${entry.turn}</div>`;
     case 'turn-end':
-      return html`<div class="divider end">turn ${entry.turn} ended: ${endLabel(entry.reason)}</div>`;
+      return html`<div class="divider end">turn ${entry.turn} ended: ${entry.text}</div>`;
     case 'disposed':
       return html`<div class="divider end">session disposed</div>`;
     case 'compaction':
@@ -467,7 +467,7 @@ function Timeline({ turns }) {
                   >${s.step}</span
                 >`,
             )}
-            <span class="muted"> ${t.end ? endLabel(t.end) : 'running'}</span>
+            <span class="muted"> ${t.end ?? 'running'}</span>
           </li>`,
       )}
     </ol>

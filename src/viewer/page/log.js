@@ -18,8 +18,9 @@ export function foldLog(events) {
         break;
       case 'turn/end': {
         const t = turns.find((x) => x.turn === d.turn);
-        if (t) t.end = d.reason;
-        entries.push({ kind: 'turn-end', seq: ev.seq, turn: d.turn, reason: d.reason });
+        // The words of the end come with the event (`endText`, from the server: src/domain/turnEnd.ts).
+        if (t) t.end = ev.endText;
+        entries.push({ kind: 'turn-end', seq: ev.seq, turn: d.turn, text: ev.endText });
         break;
       }
       case 'step/start': {
@@ -148,13 +149,6 @@ export function sourceLabel(source) {
 export function userLabel(entry) {
   const lane = entry.lane === 'next-step' ? 'steer' : entry.lane === 'next-turn' ? 'follow-up' : undefined;
   return lane ? `you · ${lane} · ` : 'you · ';
-}
-
-export function endLabel(reason) {
-  if (reason.kind === 'aborted') return `aborted (${reason.reason.kind})`;
-  if (reason.kind === 'error') return `error ${reason.error.code}: ${reason.error.message}`;
-  if (reason.kind === 'blocked') return `blocked${reason.message ? `: ${reason.message}` : ''}`;
-  return reason.kind;
 }
 
 /**
