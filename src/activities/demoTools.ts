@@ -1,48 +1,68 @@
 /**
  * The `demo` toolset (AGENT_SESSIONS_TOOLSETS=demo): two small, real tools for the `npm start` demo and the
  * real-model tests — a clock (which also leaves a context card, so a newcomer sees tool context enter the next
- * step) and a calculator (a small arithmetic parser; no eval). Runs in activities.
+ * step) and a calculator (two numbers and an operation in words, over a small arithmetic parser; no eval). Both
+ * answer in words ("It is 11:48 UTC on Sunday, …", "17 times 23 is 391."), which a small model repeats as it is.
+ * Runs in activities.
  */
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from './tools';
 
 export const clockTool = defineTool({
   name: 'clock',
-  description:
-    "Tells today's date and the time now: use it for any question about the date, the day or the time.",
+  description: 'Tells the date and the time now.',
   input: z.object({}),
   execute(_args, ctx) {
     const now = new Date();
-    ctx.deferContext(`This worker's clock runs on UTC; it read ${now.toISOString()}.`, {
+    // A card with no numbers: an answer takes the time from the result, not from here.
+    ctx.deferContext("The clock tool read this worker's clock, which runs on UTC.", {
       kind: 'plugin',
       plugin: 'clock',
     });
-    const day = now.toLocaleDateString('en-GB', {
-      weekday: 'long',
-      day: 'numeric',
-      month: 'long',
-      year: 'numeric',
-      timeZone: 'UTC',
-    });
-    const time = now.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
-    return `It is ${day}, ${time} UTC.`;
+    return `It is ${timeInWords(now)}.`;
   },
 });
 
+/** A time in words, as an answer says it: "11:48 UTC on Sunday, 6 December 2026". */
+export function timeInWords(date: Date): string {
+  const day = date.toLocaleDateString('en-GB', {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+  const time = date.toLocaleTimeString('en-GB', {
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: 'UTC',
+  });
+  // en-GB writes "Sunday 6 December 2026" (Node 20) or "Sunday, 6 December 2026": one form.
+  return `${time} UTC on ${day.replace(/^(\w+),? /, '$1, ')}`;
+}
+
+/** The calculator's operations, as a question names them. */
+export const CALCULATOR_OPERATIONS = ['plus', 'minus', 'times', 'divided by', 'to the power of'] as const;
+const SYMBOLS: Record<(typeof CALCULATOR_OPERATIONS)[number], string> = {
+  plus: '+',
+  minus: '-',
+  times: '*',
+  'divided by': '/',
+  'to the power of': '^',
+};
+
 export const calculatorTool = defineTool({
   name: 'calculator',
-  description:
-    'Evaluates an arithmetic expression with + - * / % ^ and parentheses, for example "17 * 23" or "(2 + 3) / 4".',
+  description: 'Works out a plus, minus, times, divided by or to the power of b, for two numbers a and b.',
   input: z.object({
-    expression: z
-      .string()
-      .min(1)
-      .max(200)
-      .describe('the numbers of the question with the operator between them, e.g. "144 / 12" or "2 ^ 10"'),
+    a: z.number().describe('the first number'),
+    op: z.enum(CALCULATOR_OPERATIONS).describe('the operation, in words'),
+    b: z.number().describe('the second number'),
   }),
-  execute({ expression }) {
-    const value = evaluateArithmetic(expression);
-    return `${expression.trim()} = ${formatNumber(value)}`;
+  execute({ a, op, b }) {
+    const value = evaluateArithmetic(`(${a}) ${SYMBOLS[op]} (${b})`);
+    // The result in the question's own words, so an answer can say it as it is.
+    return `${formatNumber(a)} ${op} ${formatNumber(b)} is ${formatNumber(value)}.`;
   },
 });
 

@@ -23,7 +23,12 @@ import {
 } from '../../src/activities/providers';
 import type { GenerateRequest, GenerateResult } from '../../src/activities/providers/local/engine';
 import { SerialQueue } from '../../src/activities/providers/local/engine';
-import { MAX_STRING_CHARS, toolCallGrammar } from '../../src/activities/providers/local/grammar';
+import {
+  groundedTextGrammar,
+  MAX_STRING_CHARS,
+  TEXT_CHOICE,
+  toolCallGrammar,
+} from '../../src/activities/providers/local/grammar';
 import { decideMode, parseToolCall, toChatHistory } from '../../src/activities/providers/local/prompt';
 import { runTool, ToolRegistry } from '../../src/activities/tools';
 import { demoModel, demoConfig, DEMO_SCRIPT } from '../../src/cli/demo';
@@ -65,15 +70,58 @@ describe('the tool choice policy', () => {
     resultOf('calculator', '4'),
   ];
 
-  it('auto: a call on a new question, text once results follow the last answer (whatever came after them)', () => {
-    expect(decideMode(question, tools, undefined)).toEqual({ kind: 'tool', tools });
-    expect(decideMode(question, tools, { type: 'auto' })).toEqual({ kind: 'tool', tools });
+  it('auto: the model chooses (a call or none) when the user said something last, text when results are last', () => {
+    expect(decideMode(question, tools, undefined)).toMatchObject({ kind: 'either', tools });
+    expect(decideMode(question, tools, { type: 'auto' })).toMatchObject({ kind: 'either', tools });
     expect(decideMode(afterResult, tools, undefined)).toEqual({ kind: 'text' });
-    // A steer or a tool's context after the results still gets the answer, not another call.
-    expect(decideMode([...afterResult, user('answer briefly')], tools, undefined)).toEqual({ kind: 'text' });
-    expect(decideMode([...afterResult, answer('4'), user('and 3 + 3?')], tools, undefined)).toEqual({
-      kind: 'tool',
+    // A steer or a tool's context after the results: the model may call again (a repeated call is answered instead).
+    expect(decideMode([...afterResult, user('use 3 + 3 instead')], tools, undefined)).toMatchObject({
+      kind: 'either',
       tools,
+    });
+    expect(decideMode([...afterResult, answer('4'), user('and 3 + 3?')], tools, undefined)).toMatchObject({
+      kind: 'either',
+      tools,
+    });
+  });
+
+  it("auto: number arguments are grounded in the user's latest numbers, or the last result's value", () => {
+    const calc = fn('calculator', {
+      type: 'object',
+      properties: { a: { type: 'number' }, op: { enum: ['plus', 'times'] }, b: { type: 'number' } },
+      required: ['a', 'op', 'b'],
+    });
+    const both = [tools[0]!, calc];
+    // No number in the question: a tool that needs numbers is not offered.
+    expect(decideMode([user('Say hello in French.')], both, undefined)).toMatchObject({ tools: [tools[0]] });
+    expect(decideMode([user('What is 12 times 12?')], both, undefined)).toMatchObject({
+      kind: 'either',
+      numbers: { clock: ['12'], calculator: ['12'] },
+      carried: [],
+    });
+    const earlier = [
+      user('What is 17 times 23?'),
+      callOf('calculator', { a: 17, op: 'times', b: 23 }),
+      resultOf('calculator', '17 times 23 is 391.'),
+      answer('17 times 23 is 391.'),
+    ];
+    // One number where two are needed: the last result's value fills in, and the model is shown it.
+    const mode = decideMode([...earlier, user('And what is that number plus 9?')], both, undefined);
+    expect(mode).toMatchObject({ numbers: { calculator: ['9', '391'] }, carried: ['391'] });
+    expect(toChatHistory([...earlier, user('And what is that number plus 9?')], mode)[1]).toEqual({
+      type: 'user',
+      text: 'Last result: 391.\n\nAnd what is that number plus 9?',
+    });
+    // A steer with numbers overrides the question's.
+    const steered = [
+      user('What is 12 times 12?'),
+      callOf('calculator', { a: 12, op: 'times', b: 12 }),
+      resultOf('calculator', '12 times 12 is 144.'),
+      user('Actually, use 13 times 13 instead.'),
+    ];
+    expect(decideMode(steered, both, undefined)).toMatchObject({
+      numbers: { calculator: ['13'] },
+      carried: [],
     });
   });
 
@@ -115,7 +163,7 @@ describe('the chat the model continues', () => {
     ]);
   });
 
-  it('text mode after results: the call as a sentence, the results named, the question asked again', () => {
+  it('text mode after results: one user turn, the question, the results named, what came after; no internal line', () => {
     const prompt: LanguageModelV3Message[] = [
       { role: 'system', content: 'Be brief.' },
       user('What is 12 * 12?'),
@@ -125,11 +173,9 @@ describe('the chat the model continues', () => {
     ];
     expect(toChatHistory(prompt, { kind: 'text' })).toEqual([
       { type: 'system', text: 'Be brief.' },
-      { type: 'user', text: 'What is 12 * 12?' },
-      { type: 'model', response: ['Let me use the calculator tool.'] },
       {
         type: 'user',
-        text: 'The calculator tool says: 12 * 12 = 144\n\nAnswer in French.\n\nNow answer my question: What is 12 * 12?',
+        text: 'What is 12 * 12?\n\nThe calculator tool says: 12 * 12 = 144.\n\nAnswer in French.',
       },
       { type: 'model', response: [] },
     ]);
@@ -187,6 +233,27 @@ describe('the tool-call grammar', () => {
 
   it('needs a tool', () => {
     expect(() => toolCallGrammar([])).toThrow(/at least one tool/);
+  });
+
+  it('or the choice to answer (the call of `none`); number arguments among given numbers', () => {
+    const calc = {
+      name: 'calc',
+      inputSchema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] },
+    };
+    const grammar = toolCallGrammar([calc], { orText: true, numbers: { calc: ['12', '2.5', '13'] } });
+    expect(grammar.split('\n').slice(0, 3)).toEqual([
+      'root ::= call | none',
+      'call ::= "{\\"tool\\":" (r2) "}"',
+      `none ::= ${JSON.stringify(TEXT_CHOICE)}`,
+    ]);
+    expect(grammar).toContain('r0 ::= "12" | "13"');
+  });
+
+  it('a grounded answer: every digit run is one of the numbers', () => {
+    expect(groundedTextGrammar(['391', '9', '16:45'])).toBe(
+      'root ::= [^0-9]* (number [^0-9]+)* number?\nnumber ::= "391" | "9" | "16" | "45"',
+    );
+    expect(groundedTextGrammar([])).toBe('root ::= [^0-9]*');
   });
 });
 
@@ -277,6 +344,55 @@ describe('LocalLanguageModel over an engine', () => {
     expect(cutParts.some((p) => p.type === 'tool-call')).toBe(false);
     expect(cutParts.find((p) => p.type === 'text-delta')).toMatchObject({ delta: '{"tool":"calc' });
     expect(cutParts.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'length' } });
+  });
+
+  it('either mode: the choice of `none` leads to a text answer; after results the answer starts with them', async () => {
+    const { engine, requests } = fakeEngine((r) =>
+      r.grammar?.includes('none ::=') ? { text: TEXT_CHOICE } : { chunks: ['Bonjour.'] },
+    );
+    const model = new LocalLanguageModel({ engine, modelPath: '/m.gguf', modelId: 'default' });
+    const parts = await partsOf(model, { prompt: [user('Say hello in French.')], tools });
+    expect(parts.filter((p) => p.type === 'text-delta')).toEqual([
+      { type: 'text-delta', id: 'text-0', delta: 'Bonjour.' },
+    ]);
+    expect(parts.some((p) => p.type === 'tool-call')).toBe(false);
+    // The choice, then the answer: free text (no grammar), one paragraph, a repeat penalty.
+    expect(requests).toHaveLength(2);
+    expect(requests[1]).toMatchObject({ repeatPenalty: 1.3, stopTriggers: ['\n\n'] });
+    expect(requests[1]!.grammar).toBeUndefined();
+    // Outputs of both count.
+    expect((parts.at(-1) as { usage: { outputTokens: { total: number } } }).usage.outputTokens.total).toBe(6);
+
+    const after = fakeEngine(() => ({ chunks: [] }));
+    await partsOf(new LocalLanguageModel({ engine: after.engine, modelPath: '/m', modelId: 'd' }), {
+      prompt: [
+        user('What is 2 + 2?'),
+        callOf('calculator', { expression: '2 + 2' }),
+        resultOf('calculator', '2 + 2 = 4'),
+      ],
+      tools,
+    });
+    expect(after.requests).toHaveLength(1);
+    expect(after.requests[0]).toMatchObject({ prefix: '2 + 2 = 4.', stopTriggers: ['\n'] });
+    expect(after.requests[0]!.grammar).toContain('number ::= "2" | "4"');
+  });
+
+  it('either mode: a call already made since the last answer is not made again; the model answers', async () => {
+    const { engine, requests } = fakeEngine((r) =>
+      r.grammar?.includes('none ::=') ? { text: '{"tool":"clock","arguments":{}}' } : { chunks: [] },
+    );
+    const model = new LocalLanguageModel({ engine, modelPath: '/m.gguf', modelId: 'default' });
+    const parts = await partsOf(model, {
+      prompt: [
+        user('What time is it?'),
+        callOf('clock', {}),
+        resultOf('clock', 'It is 11:48 UTC.'),
+        user('a card'),
+      ],
+      tools,
+    });
+    expect(parts.some((p) => p.type === 'tool-call')).toBe(false);
+    expect(requests[1]).toMatchObject({ prefix: 'It is 11:48 UTC.' });
   });
 
   it('an engine failure is an error part', async () => {
@@ -452,7 +568,19 @@ describe('the demo', () => {
     expect(demoConfig({ provider: 'local' }).tools).toEqual(['clock', 'calculator']);
   });
 
-  it('calculator: arithmetic with precedence, power, parentheses; errors say where', () => {
+  it('calculator: two numbers and an operation in words, answered in words', async () => {
+    const ctx = {} as Parameters<typeof runTool>[3];
+    const run = async (args: Record<string, unknown>) =>
+      (await runTool(calculatorTool, 'calculator', args, ctx)).content[0];
+    expect(await run({ a: 17, op: 'times', b: 23 })).toMatchObject({ text: '17 times 23 is 391.' });
+    expect(await run({ a: 2, op: 'to the power of', b: 10 })).toMatchObject({
+      text: '2 to the power of 10 is 1024.',
+    });
+    expect(await run({ a: 1, op: 'divided by', b: 4 })).toMatchObject({ text: '1 divided by 4 is 0.25.' });
+    expect(await run({ a: -3, op: 'minus', b: 2 })).toMatchObject({ text: '-3 minus 2 is -5.' });
+  });
+
+  it('arithmetic with precedence, power, parentheses; errors say where', () => {
     expect(evaluateArithmetic('17 * 23')).toBe(391);
     expect(evaluateArithmetic('2 ^ 10')).toBe(1024);
     expect(evaluateArithmetic('2 ** 3 ** 2')).toBe(512);
@@ -481,7 +609,10 @@ describe('the demo', () => {
     };
     const out = await runTool(clockTool, 'clock', {}, runtime);
     expect(out.error).toBeUndefined();
-    expect((out.content[0] as { text: string }).text).toMatch(/^It is \w+day, .* \d{2}:\d{2} UTC\.$/);
+    // In words, as an answer says it (never an ISO timestamp); the card has no numbers.
+    expect((out.content[0] as { text: string }).text).toMatch(
+      /^It is \d{2}:\d{2} UTC on \w+day, \d{1,2} \w+ \d{4}\.$/,
+    );
     contexts.push(...out.additionalContexts);
     expect(contexts).toEqual([expect.objectContaining({ source: { kind: 'plugin', plugin: 'clock' } })]);
   });

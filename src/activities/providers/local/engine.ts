@@ -36,6 +36,15 @@ export interface GenerateRequest {
   grammar?: string;
   maxTokens: number;
   temperature: number;
+  /** Penalty on tokens the answer already wrote (1: off; default node-llama-cpp's, 1.1 on the last 64). */
+  repeatPenalty?: number;
+  /**
+   * The start of the answer, as if the model had written it: it continues from there (or stops). Part of the result's
+   * text and output tokens, and passed to `onText` first.
+   */
+  prefix?: string;
+  /** Texts that end the answer where they appear (not included in it). */
+  stopTriggers?: string[];
   signal?: AbortSignal;
   onText?: (text: string) => void;
 }
@@ -147,20 +156,29 @@ export class LocalEngine {
     const grammar = request.grammar ? await grammarFor(loaded, request.grammar) : undefined;
     const sequence = loaded.chat.sequence;
     const before = sequence.tokenMeter.getState();
-    let text = '';
+    const prefix = request.prefix ?? '';
+    let history = request.history;
+    if (prefix) {
+      history = history.slice(0, -1);
+      history.push({ type: 'model', response: [prefix] });
+      request.onText?.(prefix);
+    }
+    let text = prefix;
     let stopReason: GenerateResult['stopReason'] = 'stop';
     try {
-      const response = await loaded.chat.generateResponse(request.history, {
+      const response = await loaded.chat.generateResponse(history, {
         maxTokens: request.maxTokens,
         temperature: request.temperature,
         ...(grammar ? { grammar } : {}),
+        ...(request.repeatPenalty !== undefined ? { repeatPenalty: { penalty: request.repeatPenalty } } : {}),
+        ...(request.stopTriggers?.length ? { customStopTriggers: request.stopTriggers } : {}),
         ...(request.signal ? { signal: request.signal, stopOnAbortSignal: true } : {}),
         onTextChunk: (chunk: string) => {
           text += chunk;
           request.onText?.(chunk);
         },
       });
-      text = response.response;
+      text = prefix + response.response;
       const reason = response.metadata.stopReason;
       stopReason = reason === 'maxTokens' ? 'length' : reason === 'abort' ? 'abort' : 'stop';
     } catch (err) {
@@ -169,7 +187,7 @@ export class LocalEngine {
       stopReason = 'abort';
     }
     const used = sequence.tokenMeter.diff(before);
-    const outputTokens = used.usedOutputTokens;
+    const outputTokens = used.usedOutputTokens + (prefix ? loaded.model.tokenize(prefix).length : 0);
     const inputTokens = Math.max(sequence.contextTokens.length - outputTokens, used.usedInputTokens);
     return {
       text,

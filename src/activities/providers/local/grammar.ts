@@ -31,8 +31,24 @@ const PRIMITIVES = [
   'scalar ::= string | number | boolean | null',
 ];
 
-/** The grammar for one call to any of `tools` (at least one). */
-export function toolCallGrammar(tools: readonly GrammarTool[]): string {
+/**
+ * The choice to answer in text, written as a call: a small model picks between tool names far better than between
+ * a JSON object and free text (it answered every question in text when its first character decided).
+ */
+export const TEXT_CHOICE = '{"tool":"none","arguments":{}}';
+
+export interface GrammarOptions {
+  /** Admit the choice to answer in text too, written as a call of the tool `none` (TEXT_CHOICE). */
+  orText?: boolean;
+  /**
+   * By tool name, the numbers its number and integer arguments may take (as written, e.g. "17", "2.5"): a small
+   * model invents numbers ("a": 1) when it finds none, so its arguments are grounded in the conversation's.
+   */
+  numbers?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The grammar for one call to any of `tools` (at least one), or, with `orText`, a text answer. */
+export function toolCallGrammar(tools: readonly GrammarTool[], options: GrammarOptions = {}): string {
   if (tools.length === 0) throw new Error('toolCallGrammar needs at least one tool');
   const rules: string[] = [];
   let next = 0;
@@ -40,6 +56,11 @@ export function toolCallGrammar(tools: readonly GrammarTool[]): string {
     const name = `r${next++}`;
     rules.push(`${name} ::= ${body}`);
     return name;
+  };
+  let numbers: readonly string[] | undefined;
+  const grounded = (integer: boolean): string | undefined => {
+    const allowed = numbers?.filter((n) => !integer || /^-?\d+$/.test(n));
+    return allowed?.length ? rule(allowed.map((n) => literal(n)).join(' | ')) : undefined;
   };
 
   const value = (schema: unknown, depth: number): string => {
@@ -61,9 +82,9 @@ export function toolCallGrammar(tools: readonly GrammarTool[]): string {
       case 'string':
         return stringRule(s);
       case 'integer':
-        return 'integer';
+        return grounded(true) ?? 'integer';
       case 'number':
-        return 'number';
+        return grounded(false) ?? 'number';
       case 'boolean':
         return 'boolean';
       case 'null':
@@ -103,13 +124,32 @@ export function toolCallGrammar(tools: readonly GrammarTool[]): string {
     return rule(`"\\"" char{${min},${max}} "\\""`);
   };
 
-  const calls = tools.map((t) =>
-    rule(`${literal(`${JSON.stringify(t.name)},"arguments":`)} ${value(t.inputSchema, 0)}`),
-  );
-  return [`root ::= "{\\"tool\\":" (${calls.join(' | ')}) "}"`, ...rules, ...PRIMITIVES].join('\n');
+  const calls = tools.map((t) => {
+    numbers = options.numbers?.[t.name];
+    return rule(`${literal(`${JSON.stringify(t.name)},"arguments":`)} ${value(t.inputSchema, 0)}`);
+  });
+  const call = `"{\\"tool\\":" (${calls.join(' | ')}) "}"`;
+  const roots = options.orText
+    ? ['root ::= call | none', `call ::= ${call}`, `none ::= ${literal(TEXT_CHOICE)}`]
+    : [`root ::= ${call}`];
+  return [...roots, ...rules, ...PRIMITIVES].join('\n');
 }
 
 /** A GBNF string literal matching `text` exactly (GBNF literals take JSON-style escapes). */
 function literal(text: string): string {
   return JSON.stringify(text);
+}
+
+/**
+ * A text answer whose numbers are all among `numbers` (as written: a digit run must be one of them whole, e.g.
+ * "391" or "16" and "45" of "16:45"): after a tool result a small model copies its words well but its digits badly
+ * ("391 plus 9 is 480"), so the answer is grounded in the numbers of the question and the results.
+ */
+export function groundedTextGrammar(numbers: readonly string[]): string {
+  const runs = [...new Set(numbers.flatMap((n) => n.match(/\d+/g) ?? []))];
+  if (runs.length === 0) return 'root ::= [^0-9]*';
+  return [
+    'root ::= [^0-9]* (number [^0-9]+)* number?',
+    `number ::= ${runs.map((n) => literal(n)).join(' | ')}`,
+  ].join('\n');
 }

@@ -1,9 +1,11 @@
 /**
  * The `local` model as an AI SDK v6 language model (LanguageModelV3), so it runs behind the same provider adapter as
- * the hosted ones (streamText, heartbeats, cancellation, failures). Each request is one generation on the process's
- * LocalEngine: free text streamed as it decodes, or — under the tool choice policy of ./prompt — one tool call
- * written under a grammar (./grammar) and reported as a `tool-call` part. Temperature 0 (greedy) unless the caller
- * sets one, so the same prompt gets the same answer. Not deterministic in the Temporal sense: runs in activities.
+ * the hosted ones (streamText, heartbeats, cancellation, failures). Each request runs on the process's LocalEngine,
+ * under the tool choice policy of ./prompt: free text streamed as it decodes; one tool call written under a grammar
+ * (./grammar) and reported as a `tool-call` part; or, in `either` mode, first the choice (a call, or `none`: answer
+ * in text) under one grammar, then the text answer. An answer after tool results starts with them (./grounded).
+ * Temperature 0 (greedy) unless the caller sets one, so the same prompt gets the same answer. Not deterministic in
+ * the Temporal sense: runs in activities.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -17,8 +19,16 @@ import type {
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
 import type { LocalEngine } from './engine';
-import { toolCallGrammar } from './grammar';
-import { decideMode, parseToolCall, toChatHistory } from './prompt';
+import { groundedTextGrammar, toolCallGrammar } from './grammar';
+import {
+  answerStart,
+  decideMode,
+  isTextChoice,
+  parseToolCall,
+  repeatsCall,
+  toChatHistory,
+  type LocalChatItem,
+} from './prompt';
 
 export interface LocalLanguageModelOptions {
   engine: LocalEngine;
@@ -46,15 +56,24 @@ export class LocalLanguageModel implements LanguageModelV3 {
 
   async doStream(call: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
     const mode = decideMode(call.prompt, call.tools, call.toolChoice);
-    const history = toChatHistory(call.prompt, mode);
+    // With tools, a text answer sees the last exchange before its own (./prompt toChatHistory); without, all of them.
+    const offersTools = (call.tools ?? []).length > 0;
+    const textChat = () => toChatHistory(call.prompt, { kind: 'text' }, offersTools ? { earlier: 1 } : {});
+    const history = mode.kind === 'text' ? textChat() : toChatHistory(call.prompt, mode);
     const grammar =
-      mode.kind === 'tool'
-        ? toolCallGrammar(mode.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })))
-        : undefined;
+      mode.kind === 'text'
+        ? undefined
+        : toolCallGrammar(
+            mode.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
+            mode.kind === 'either' ? { orText: true, numbers: mode.numbers } : {},
+          );
     const limit = call.maxOutputTokens ?? this.options.maxTokens ?? DEFAULT_LOCAL_MAX_TOKENS;
-    const maxTokens = mode.kind === 'tool' ? Math.min(limit, TOOL_CALL_MAX_TOKENS) : limit;
-    const engine = this.options.engine;
-    const modelPath = this.options.modelPath;
+    const { engine, modelPath } = this.options;
+    const base = {
+      modelPath,
+      temperature: call.temperature ?? 0,
+      ...(call.abortSignal ? { signal: call.abortSignal } : {}),
+    };
 
     let open = true;
     const stream = new ReadableStream<LanguageModelV3StreamPart>({
@@ -62,62 +81,72 @@ export class LocalLanguageModel implements LanguageModelV3 {
         const send = (part: LanguageModelV3StreamPart) => {
           if (open) controller.enqueue(part);
         };
-        const close = () => {
-          if (open) controller.close();
-          open = false;
-        };
         const textId = 'text-0';
         let textStarted = false;
-        const startText = () => {
+        const sendText = (delta: string) => {
           if (!textStarted) send({ type: 'text-start', id: textId });
           textStarted = true;
+          send({ type: 'text-delta', id: textId, delta });
+        };
+        // Text streams as it decodes, under a repeat penalty (TEXT_REPEAT_PENALTY); with tools, one paragraph; after
+        // tool results it starts with them, goes on for one line at most, and its numbers are theirs (answerStart).
+        const start = answerStart(call.prompt);
+        const answer = (chat: LocalChatItem[]) =>
+          engine.generate({
+            ...base,
+            repeatPenalty: TEXT_REPEAT_PENALTY,
+            ...(offersTools ? { stopTriggers: ['\n\n'] } : {}),
+            ...(start?.prefix ? { prefix: start.prefix, stopTriggers: ['\n'] } : {}),
+            ...(start ? { grammar: groundedTextGrammar(start.numbers) } : {}),
+            history: chat,
+            maxTokens: limit,
+            onText: sendText,
+          });
+        const run = async () => {
+          if (!grammar) return { result: await answer(history) };
+          // A call (or, in `either` mode, the choice to answer in text), written whole under the grammar.
+          const decided = await engine.generate({
+            ...base,
+            history,
+            grammar,
+            maxTokens: Math.min(limit, TOOL_CALL_MAX_TOKENS),
+          });
+          const parsed = parseToolCall(decided.text, mode.kind === 'text' ? [] : mode.tools);
+          // In `either` mode: the choice to answer, or a call already made since the last answer (its result is
+          // in view, a small model calls the clock again after its context card), lead to a text answer.
+          const answers =
+            mode.kind === 'either' &&
+            (isTextChoice(decided.text) || (parsed && repeatsCall(call.prompt, parsed)));
+          if (!answers) return { result: decided, parsed };
+          const text = await answer(textChat());
+          return { result: text, decided, parsed: undefined };
         };
         send({ type: 'stream-start', warnings: [] });
-        void engine
-          .generate({
-            modelPath,
-            history,
-            ...(grammar ? { grammar } : {}),
-            maxTokens,
-            temperature: call.temperature ?? 0,
-            ...(call.abortSignal ? { signal: call.abortSignal } : {}),
-            ...(mode.kind === 'text'
-              ? {
-                  onText: (delta: string) => {
-                    startText();
-                    send({ type: 'text-delta', id: textId, delta });
-                  },
-                }
-              : {}),
-          })
-          .then((result) => {
+        run()
+          .then(({ result, parsed, decided }) => {
             let finishReason: LanguageModelV3FinishReason = {
               unified: result.stopReason === 'length' ? 'length' : 'stop',
               raw: result.stopReason,
             };
-            if (mode.kind === 'tool') {
-              const parsed = parseToolCall(result.text, mode.tools);
-              if (parsed) {
-                send({
-                  type: 'tool-call',
-                  toolCallId: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
-                  toolName: parsed.toolName,
-                  input: JSON.stringify(parsed.input),
-                });
-                finishReason = { unified: 'tool-calls', raw: result.stopReason };
-              } else if (result.text) {
-                // A call cut short (token limit, cancel): shown as text, never run.
-                startText();
-                send({ type: 'text-delta', id: textId, delta: result.text });
-              }
+            if (parsed) {
+              send({
+                type: 'tool-call',
+                toolCallId: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+                toolName: parsed.toolName,
+                input: JSON.stringify(parsed.input),
+              });
+              finishReason = { unified: 'tool-calls', raw: result.stopReason };
+            } else if (grammar && !decided && result.text) {
+              // A call cut short (token limit, cancel): shown as text, never run.
+              sendText(result.text);
             }
             if (textStarted) send({ type: 'text-end', id: textId });
-            send({ type: 'finish', usage: usageOf(result), finishReason });
-            close();
+            send({ type: 'finish', usage: usageOf(result, decided), finishReason });
           })
-          .catch((error: unknown) => {
-            send({ type: 'error', error });
-            close();
+          .catch((error: unknown) => send({ type: 'error', error }))
+          .finally(() => {
+            if (open) controller.close();
+            open = false;
           });
       },
       cancel() {
@@ -159,9 +188,23 @@ export class LocalLanguageModel implements LanguageModelV3 {
   }
 }
 
-function usageOf(
-  result: { inputTokens: number; cachedInputTokens: number; outputTokens: number } | undefined,
-): LanguageModelV3Usage {
+/**
+ * The repeat penalty of text answers, on the answer's last 64 tokens: with node-llama-cpp's default (1.1) SmolLM2-135M
+ * loops on one phrase until the token limit (issue 35: "What is the capital of France?" in French; a compaction
+ * summary of "I'm happy to help you with your bees." 512 tokens long); 1.3 stops it.
+ */
+const TEXT_REPEAT_PENALTY = 1.3;
+
+type Usage = { inputTokens: number; cachedInputTokens: number; outputTokens: number };
+
+/** The usage of a request: its generations added up (the choice to answer, then the answer). */
+function usageOf(result: Usage | undefined, before?: Usage): LanguageModelV3Usage {
+  if (result && before)
+    result = {
+      inputTokens: result.inputTokens + before.inputTokens,
+      cachedInputTokens: result.cachedInputTokens + before.cachedInputTokens,
+      outputTokens: result.outputTokens + before.outputTokens,
+    };
   return {
     inputTokens: {
       total: result?.inputTokens,

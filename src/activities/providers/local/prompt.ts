@@ -3,25 +3,41 @@
  * plain chat (system, user, model turns), the tools are described in the system text, and a tool call is one JSON
  * object `{"tool": name, "arguments": {...}}` that a grammar forces (./grammar). Pure; runs in activities.
  *
- * Tool choice policy (docs/decisions/2026-12-03-local-model.md): small models answer "tool or text?" badly, so the
- * provider decides. `none` → text; `required` → a call to any offered tool; `{type:'tool', toolName}` → a call to
- * that tool; `auto` (the default) → text once tool results follow the last assistant message (answer with them,
- * whatever contexts or steers came after them), else a call when the prompt ends with a user message (a new
- * question), else text.
+ * Tool choice policy (docs/decisions/2026-12-03-local-model.md): `none` → text; `required` → a call to any offered
+ * tool; `{type:'tool', toolName}` → a call to that tool; `auto` (the default) → `either` when the user has said
+ * something since the last call or answer (a question, or a steer or context after tool results): the model writes a
+ * call of an offered tool or of `none` (answer in text), its number arguments grounded in the conversation
+ * (./grounded); text when tool results are the last thing (answer with them).
  */
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
   LanguageModelV3Message,
-  LanguageModelV3ToolResultOutput,
 } from '@ai-sdk/provider';
+import { TEXT_CHOICE } from './grammar';
+import { groundArguments, lastAnswerIndex, outputText, sentence, textAnswers, userText } from './grounded';
+
+export { answerStart, numbersIn, outputText, repeatsCall } from './grounded';
 
 /** A chat turn in the shape node-llama-cpp's LlamaChat takes (ChatHistoryItem, text-only subset). */
 export type LocalChatItem =
   { type: 'system'; text: string } | { type: 'user'; text: string } | { type: 'model'; response: string[] };
 
-/** What one generation produces: free text, or one call to one of `tools` (JSON under a grammar). */
-export type LocalMode = { kind: 'text' } | { kind: 'tool'; tools: LanguageModelV3FunctionTool[] };
+/**
+ * What one request produces: free text; one call to one of `tools` (JSON under a grammar); or either, as the model
+ * chooses (one grammar admits a call of the tools or of `none`, which means a text answer).
+ */
+export type LocalMode =
+  | { kind: 'text' }
+  | { kind: 'tool'; tools: LanguageModelV3FunctionTool[] }
+  | {
+      kind: 'either';
+      tools: LanguageModelV3FunctionTool[];
+      /** By tool, the numbers its arguments may take (./grammar). */
+      numbers: Record<string, string[]>;
+      /** Values of earlier results the question may refer to, shown before it ("Last result: 391."). */
+      carried: string[];
+    };
 
 /** The mode of a request under the tool choice policy (see the file header). Pure. */
 export function decideMode(
@@ -41,29 +57,29 @@ export function decideMode(
       const named = functions.filter((t) => t.name === choice.toolName);
       return named.length ? { kind: 'tool', tools: named } : { kind: 'text' };
     }
-    case 'auto':
-      return resultsSinceLastAnswer(prompt) || lastRole(prompt) !== 'user'
-        ? { kind: 'text' }
-        : { kind: 'tool', tools: functions };
+    case 'auto': {
+      const results = lastResultsIndex(prompt);
+      const asked =
+        results >= 0
+          ? prompt.slice(results + 1).some((m) => m.role === 'user' && userText(m))
+          : lastRole(prompt) === 'user';
+      if (!asked) return { kind: 'text' };
+      const { offered, numbers, carried } = groundArguments(prompt, functions);
+      if (!offered.length) return { kind: 'text' };
+      return { kind: 'either', tools: offered, numbers, carried };
+    }
   }
 }
 
-/** Index of the last assistant message that answered in text without calling a tool (-1 when none). */
-function lastAnswerIndex(prompt: readonly LanguageModelV3Message[]): number {
-  let last = -1;
+/** Index of the last tool message after the last assistant message (-1 when no results follow it). */
+function lastResultsIndex(prompt: readonly LanguageModelV3Message[]): number {
+  let assistant = -1;
+  let results = -1;
   prompt.forEach((m, i) => {
-    if (m.role === 'assistant' && !m.content.some((p) => p.type === 'tool-call')) last = i;
+    if (m.role === 'assistant') assistant = i;
+    if (m.role === 'tool') results = i;
   });
-  return last;
-}
-
-/** Whether tool results follow the last assistant message (the model called tools and now has their results). */
-function resultsSinceLastAnswer(prompt: readonly LanguageModelV3Message[]): boolean {
-  let last = -1;
-  prompt.forEach((m, i) => {
-    if (m.role === 'assistant') last = i;
-  });
-  return last >= 0 && prompt.slice(last + 1).some((m) => m.role === 'tool');
+  return assistant >= 0 && results > assistant ? results : -1;
 }
 
 function lastRole(prompt: readonly LanguageModelV3Message[]): string | undefined {
@@ -72,38 +88,44 @@ function lastRole(prompt: readonly LanguageModelV3Message[]): string | undefined
 
 /**
  * The chat the model continues: one system turn (the session's system text, plus the tool list and the call format
- * in tool mode), then user and model turns in order. An earlier call reads as "Let me use the X tool." and its
- * results as a user turn that names the tool (measured: 8/8 answers used the result, against 3/8 when the model saw
- * its call as JSON).
- * Consecutive user turns are merged (chat templates expect alternation). Ends with an empty model turn to continue.
- * In text mode after tool results, a last user line repeats the question the call answered, which is what gets a
- * small model to use the result.
+ * when it may call), then user and model turns in order, merged where two of one side meet (chat templates expect
+ * alternation), ending with an empty model turn to continue.
+ * The exchange since the last text answer reads as one user turn: the question, then each result ("The calculator
+ * tool says: 17 times 23 is 391."), then whatever came after (a steer, a tool's context); no internal line asks the
+ * question again (the model copied such lines into its answer). Before it, `earlier` exchanges (default: all for a
+ * text answer, none when the model may call; the provider passes 1 for a text answer in a session with tools: with
+ * more, SmolLM2 drifted) as the user's words and the model's text answers, without their calls and results (a small
+ * model that sees earlier calls repeats one); when calling, the values its question may refer to ("Last result:
+ * 391.").
  */
-export function toChatHistory(prompt: readonly LanguageModelV3Message[], mode: LocalMode): LocalChatItem[] {
+export function toChatHistory(
+  prompt: readonly LanguageModelV3Message[],
+  mode: LocalMode,
+  options: { earlier?: number } = {},
+): LocalChatItem[] {
   const system = prompt
     .filter((m): m is Extract<LanguageModelV3Message, { role: 'system' }> => m.role === 'system')
     .map((m) => m.content.trim())
     .filter(Boolean);
-  if (mode.kind === 'tool') system.push(toolInstructions(mode.tools));
+  if (mode.kind !== 'text') system.push(toolInstructions(mode.tools, mode.kind === 'either'));
   const items: LocalChatItem[] = system.length ? [{ type: 'system', text: system.join('\n\n') }] : [];
   const pushUser = (text: string) => {
     const last = items[items.length - 1];
     if (last?.type === 'user') last.text = `${last.text}\n\n${text}`;
     else items.push({ type: 'user', text });
   };
-  // The question a tool call answered: the last user text before the last assistant message.
-  let lastAssistant = -1;
-  prompt.forEach((m, i) => {
-    if (m.role === 'assistant') lastAssistant = i;
-  });
-  let question = '';
-  prompt.forEach((m, i) => {
-    if (m.role === 'user' && i < lastAssistant) question = userText(m) || question;
-  });
-  // In tool mode the model sees only the exchange since its last answer: with earlier calls in view, a small model
-  // repeats one of them instead of reading the new question.
-  const from = mode.kind === 'tool' ? lastAnswerIndex(prompt) + 1 : 0;
-  for (const message of prompt.slice(from)) {
+  const pushModel = (text: string) => {
+    const last = items[items.length - 1];
+    if (last?.type === 'model') last.response = [`${String(last.response[0] ?? '')}\n${text}`];
+    else items.push({ type: 'model', response: [text] });
+  };
+  const current = lastAnswerIndex(prompt) + 1;
+  const earlier = options.earlier ?? (mode.kind === 'text' ? Infinity : 0);
+  const answers = textAnswers(prompt);
+  const from = earlier < answers.length ? answers[answers.length - 1 - earlier]! + 1 : 0;
+  if (mode.kind === 'either' && mode.carried.length) pushUser(`Last result: ${mode.carried.join(', ')}.`);
+  prompt.forEach((message, i) => {
+    if (i < from) return;
     switch (message.role) {
       case 'system':
         break;
@@ -113,43 +135,35 @@ export function toChatHistory(prompt: readonly LanguageModelV3Message[], mode: L
         break;
       }
       case 'assistant': {
-        // An earlier call reads as a sentence, never as its JSON: a small model that sees its own JSON keeps
-        // writing JSON after the result (text mode) or repeats the same call for the next question (tool mode).
-        const texts = message.content.flatMap((p) =>
-          p.type === 'text' && p.text.trim() ? [p.text.trim()] : [],
-        );
-        const names = [
-          ...new Set(message.content.flatMap((p) => (p.type === 'tool-call' ? [p.toolName] : []))),
-        ];
-        const parts =
-          texts.length || !names.length
-            ? texts
-            : [`Let me use the ${names.join(' and ')} tool${names.length > 1 ? 's' : ''}.`];
-        if (parts.length) items.push({ type: 'model', response: [parts.join('\n')] });
+        // Only text answers: a call reads as its results (in the current exchange) or not at all (before it).
+        const text = message.content
+          .flatMap((p) => (p.type === 'text' && p.text.trim() ? [p.text.trim()] : []))
+          .join('\n');
+        if (text && !message.content.some((p) => p.type === 'tool-call')) pushModel(text);
         break;
       }
       case 'tool': {
+        if (i < current) break;
         const results = message.content.flatMap((p) =>
-          p.type === 'tool-result' ? [`The ${p.toolName} tool says: ${outputText(p.output)}`] : [],
+          p.type === 'tool-result' ? [`The ${p.toolName} tool says: ${sentence(outputText(p.output))}`] : [],
         );
         if (results.length) pushUser(results.join('\n'));
         break;
       }
     }
-  }
-  if (mode.kind === 'text' && question && resultsSinceLastAnswer(prompt)) {
-    pushUser(`Now answer my question: ${question}`);
-  }
+  });
   items.push({ type: 'model', response: [] });
   return items;
 }
 
 /** The tool list and the call format, appended to the system text in tool mode. */
-export function toolInstructions(tools: readonly LanguageModelV3FunctionTool[]): string {
+export function toolInstructions(tools: readonly LanguageModelV3FunctionTool[], either = false): string {
   const lines = tools.map((t) => {
     const args = argumentsHint(t.inputSchema as Record<string, unknown>);
     return `- ${t.name}: ${(t.description ?? '').trim() || 'no description'} Arguments: ${args}`;
   });
+  if (either)
+    lines.push('- none: no tool, I answer in words (greetings, translations, facts, thanks). Arguments: {}');
   return [
     'You can call these tools:',
     ...lines,
@@ -178,35 +192,9 @@ function typeName(schema: Record<string, unknown>): string {
   return 'value';
 }
 
-function userText(message: LanguageModelV3Message): string {
-  if (message.role !== 'user') return '';
-  return message.content
-    .flatMap((p) => (p.type === 'text' ? [p.text] : []))
-    .join('\n')
-    .trim();
-}
-
-/** A tool result's output as the text the model reads (data parts named, never their base64). */
-export function outputText(output: LanguageModelV3ToolResultOutput): string {
-  switch (output.type) {
-    case 'text':
-    case 'error-text':
-      return output.value;
-    case 'json':
-    case 'error-json':
-      return JSON.stringify(output.value);
-    case 'execution-denied':
-      return `denied${output.reason ? `: ${output.reason}` : ''}`;
-    case 'content':
-      // Data parts never reach this text-only model as data: each is named by its type and media type.
-      return output.value
-        .map((p) =>
-          p.type === 'text'
-            ? p.text
-            : `[${p.type}${'mediaType' in p && p.mediaType ? ` ${p.mediaType}` : ''}]`,
-        )
-        .join('\n');
-  }
+/** Whether a generation in `either` mode chose to answer in text (the call of `none`, ./grammar TEXT_CHOICE). */
+export function isTextChoice(text: string): boolean {
+  return text.trim() === TEXT_CHOICE;
 }
 
 /**
