@@ -77,6 +77,11 @@ const layers = [
   },
   { files: ['src/testing/**/*.ts'], banned: ['cli'], message: 'the testing kit does not use the CLI' },
   {
+    files: ['src/access/**/*.ts'],
+    banned: ['activities', 'worker', 'cli', 'testing', 'devserver', 'viewer', 'mcp'],
+    message: 'scoped access sits on the client: the viewer, the MCP server and the CLI use it',
+  },
+  {
     files: ['src/viewer/**/*.ts'],
     banned: ['activities', 'worker', 'cli', 'testing', 'devserver'],
     message: 'the viewer serves the client: it imports only domain, contract and the client',

@@ -9,7 +9,13 @@
  */
 
 // ---- the client ----
-export { SessionClient, DEFAULT_DELIVERY_RETRY, MAX_LIST_LIMIT } from './client';
+export {
+  SessionClient,
+  DEFAULT_DELIVERY_RETRY,
+  MAX_LIST_LIMIT,
+  upgradeSessions,
+  DEFAULT_UPGRADE_RATE,
+} from './client';
 export type {
   SessionClientOptions,
   MessageArg,
@@ -18,6 +24,8 @@ export type {
   SessionListFilters,
   SessionPage,
   SessionRow,
+  UpgradeOptions,
+  UpgradeReport,
 } from './client';
 // Every error the client throws (the schedules' ScheduleNotFoundError is Temporal's, re-exported).
 export {
@@ -37,6 +45,11 @@ export type { SessionsMcpServerOptions } from './mcp/server';
 export { serveSessionsMcpHttp, MCP_HTTP_PATH } from './mcp/http';
 export type { SessionsMcpHttpOptions, SessionsMcpHttpServer } from './mcp/http';
 export type { TurnWaitResult } from './mcp/turnWait';
+// ---- scoped tokens for the viewer and MCP over HTTP (docs/security.md) ----
+export { TokenStore, defaultTokensFile, TOKENS_FILE_VAR } from './access/tokens';
+export type { TokenIssue, TokenRecord } from './access/tokens';
+export { ReadOnlyTokenError } from './access/scope';
+export type { ScopedTokens, SessionScope } from './access/scope';
 
 // ---- cross-session references (docs/protocol.md "Cross-session references") ----
 export {
@@ -61,7 +74,12 @@ export {
   createWorkerLogger,
   installWorkerLogging,
 } from './worker';
-export type { SessionWorkerOptions, WorkerLogger, WorkerLoggerOptions } from './worker';
+export type {
+  SessionWorkerOptions,
+  WorkerLogger,
+  WorkerLoggerOptions,
+  WorkerVersioningOptions,
+} from './worker';
 
 // ---- encrypted history (optional) ----
 export {

@@ -138,6 +138,9 @@ export async function runDev(opts: DevOptions, env: NodeJS.ProcessEnv = process.
       ...models,
       ...(config.encryption ? { encryption: config.encryption } : {}),
       ...(tracing ? { tracing } : {}),
+      // Unversioned: the dev chat's code changes between runs on a server that persists, and its session must
+      // follow the code at once (docs/upgrades.md).
+      versioning: false,
     });
     const running = worker.run();
     cleanup.push(async () => {

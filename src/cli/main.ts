@@ -22,7 +22,9 @@ import { eventsCommand, stateCommand, transcriptCommand } from './commands/read'
 import { scheduleCommand } from './commands/schedule';
 import { setupCommand } from './commands/setup';
 import { startCommand } from './commands/start';
+import { tokenCommand } from './commands/token';
 import { uiCommand } from './commands/ui';
+import { upgradeCommand } from './commands/upgrade';
 import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import { CONNECTION_HELP, CONNECTION_OPTIONS } from './connect';
@@ -45,11 +47,13 @@ const LIST: Command[] = [
   budgetCommand,
   cancelCommand,
   disposeCommand,
+  upgradeCommand,
   listCommand,
   usageCommand,
   scheduleCommand,
   watchCommand,
   uiCommand,
+  tokenCommand,
   eventsCommand,
   stateCommand,
   transcriptCommand,

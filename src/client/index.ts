@@ -13,6 +13,7 @@
  * - ./retry.ts — which `deliver` failures are transient, the backoff, the retry loop
  * - ./failures.ts — which Temporal failure becomes which client error; ./errors.ts — those errors
  * - ./schedules.ts — recurring followups (Temporal Schedules)
+ * - ./upgrade.ts — `upgradeSessions`: ask sessions on an old version to move now (docs/upgrades.md)
  */
 export { SessionClient } from './sessionClient';
 export type { SessionClientOptions } from './options';
@@ -39,5 +40,12 @@ export {
   type UsageSummary,
 } from './visibility';
 export { delay } from './poll';
+export {
+  DEFAULT_UPGRADE_RATE,
+  upgradeSessions,
+  UpgradeOptionsSchema,
+  type UpgradeOptions,
+  type UpgradeReport,
+} from './upgrade';
 export type { WatchItem } from './watch';
 export type { LiveText, StreamItem, TextDelta } from './stream';

@@ -13,6 +13,10 @@ export interface SessionListFilters {
   status?: 'idle' | 'running' | 'disposed';
   label?: string;
   model?: string;
+  /** Sessions of this tenant (`SessionConfig.tenant`); `null`: of the default tenant (none set). */
+  tenant?: string | null;
+  /** Sessions whose id starts with this. */
+  idPrefix?: string;
   /** Idle sessions whose last activity is older than this. */
   idleForMs?: number;
   /** A raw visibility query, ANDed with the rest. */
@@ -43,6 +47,8 @@ export interface SessionRow {
   pending?: number;
   model?: string;
   labels: string[];
+  /** `SessionConfig.tenant`; absent for the default tenant. */
+  tenant?: string;
   lastActivity?: string;
   startTime: string;
   /** Token totals at the last turn end (sessions started before these attributes existed have none). */
@@ -69,6 +75,9 @@ export function listQuery(workflowType: string, f: SessionListFilters, now = Dat
   if (status && status !== 'disposed') parts.push(`${SearchAttributes.status.name} = ${quote(status)}`);
   if (f.label !== undefined) parts.push(`${SearchAttributes.labels.name} = ${quote(f.label)}`);
   if (f.model !== undefined) parts.push(`${SearchAttributes.model.name} = ${quote(f.model)}`);
+  if (f.tenant === null) parts.push(`${SearchAttributes.tenant.name} IS NULL`);
+  else if (f.tenant !== undefined) parts.push(`${SearchAttributes.tenant.name} = ${quote(f.tenant)}`);
+  if (f.idPrefix) parts.push(`WorkflowId STARTS_WITH ${quote(f.idPrefix)}`);
   if (f.idleForMs !== undefined)
     parts.push(`${SearchAttributes.lastActivity.name} < ${quote(new Date(now - f.idleForMs).toISOString())}`);
   if (f.query) parts.push(`(${f.query})`);
@@ -149,6 +158,7 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
   const pending = sa.get(SearchAttributes.pending);
   const model = sa.get(SearchAttributes.model);
   const last = sa.get(SearchAttributes.lastActivity);
+  const tenant = sa.get(SearchAttributes.tenant);
   const inputTokens = sa.get(SearchAttributes.inputTokens);
   const outputTokens = sa.get(SearchAttributes.outputTokens);
   return {
@@ -162,6 +172,7 @@ function rowOf(info: Omit<WorkflowExecutionInfo, 'raw'>): SessionRow {
     ...(pending !== undefined ? { pending } : {}),
     ...(model !== undefined ? { model } : {}),
     labels: sa.get(SearchAttributes.labels) ?? [],
+    ...(tenant !== undefined ? { tenant } : {}),
     ...(last !== undefined ? { lastActivity: last.toISOString() } : {}),
     startTime: info.startTime.toISOString(),
     ...(inputTokens !== undefined ? { inputTokens } : {}),

@@ -39,6 +39,8 @@ export const steerSignal = signal<[LaneSignal]>('steer');
 export const injectSignal = signal<[LaneSignal]>('inject');
 export const cancelSignal = signal<[CancelInput]>('cancel');
 export const disposeSignal = signal<[Record<string, never>?]>('dispose');
+/** Moves the session to its deployment's new version at its next quiet point (docs/upgrades.md). */
+export const upgradeSignal = signal<[{ reason?: string }?]>('upgrade');
 
 export type { EventsPage, ModelContextPage };
 

@@ -38,6 +38,8 @@ export const SearchAttributes = {
   inputTokens: defineSearchAttributeKey('AgentSessionInputTokens', SearchAttributeType.DOUBLE),
   /** Output tokens the providers reported over the whole session, at the last turn end (Double, as above). */
   outputTokens: defineSearchAttributeKey('AgentSessionOutputTokens', SearchAttributeType.DOUBLE),
+  /** `SessionConfig.tenant`, set at start; absent for the default tenant. What scoped tokens filter by. */
+  tenant: defineSearchAttributeKey('AgentSessionTenant', SearchAttributeType.KEYWORD),
 } as const;
 
 /** Every key, for registering them on a server (the dev server, the cluster script). */
@@ -62,6 +64,7 @@ export function sessionSummary(config: SessionConfig): { summary: string; detail
   const parts = [`agent session · ${model}`];
   if (config.tools?.length) parts.push(`tools: ${config.tools.join(', ')}`);
   if (config.labels?.length) parts.push(`labels: ${config.labels.join(', ')}`);
+  if (config.tenant !== undefined) parts.push(`tenant: ${config.tenant}`);
   return {
     summary: parts.join(' · '),
     details: [
@@ -69,6 +72,7 @@ export function sessionSummary(config: SessionConfig): { summary: string; detail
       `**tools** ${list(config.tools)}`,
       `**hooks** ${list(config.hooks)}`,
       `**labels** ${list(config.labels)}`,
+      ...(config.tenant !== undefined ? [`**tenant** ${config.tenant}`] : []),
     ].join('\n'),
   };
 }
@@ -95,6 +99,7 @@ export function sessionStartOptions(
       { key: SearchAttributes.labels, value: config.labels ?? [] },
       { key: SearchAttributes.inputTokens, value: 0 },
       { key: SearchAttributes.outputTokens, value: 0 },
+      ...(config.tenant !== undefined ? [{ key: SearchAttributes.tenant, value: config.tenant }] : []),
     ] as SearchAttributePair[],
   };
 }

@@ -164,6 +164,18 @@ export const SubsessionLinkSchema = lazy(() =>
 );
 export type SubsessionLink = z.infer<typeof SubsessionLinkSchema>;
 
+/** Longest tenant id (`SessionConfig.tenant`). */
+export const MAX_TENANT_CHARS = 64;
+/** A tenant id: 1–64 of lowercase letters, digits, `_` and `-`, starting with a letter or digit. */
+export const TenantSchema = lazy(() =>
+  z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9_-]{0,63}$/,
+      `a tenant id: 1–${MAX_TENANT_CHARS} of a-z 0-9 _ -, starting with a letter or digit`,
+    ),
+);
+
 /** Start argument (wire). All fields optional. */
 export const SessionConfigSchema = lazy(() =>
   z.strictObject({
@@ -178,6 +190,11 @@ export const SessionConfigSchema = lazy(() =>
     /** Events a run may log before it continues as new at the next quiet point (default 10,000). */
     continueAsNewAfterEvents: z.number().int().min(10).max(1_000_000).optional(),
     /** Labels an operator filters sessions by (`AgentSessionLabels`; `agent-sessions list --label`). */
+    /**
+     * The tenant the session belongs to (`AgentSessionTenant`; scoped tokens see only theirs). Absent: the single
+     * default tenant. Set at start, kept by continue-as-new, forks and sub-sessions.
+     */
+    tenant: TenantSchema.optional(),
     labels: z
       .array(
         z

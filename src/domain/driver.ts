@@ -22,6 +22,7 @@ import {
   DeliverInputSchema,
   DisposeInputSchema,
   LaneSignalSchema,
+  UpgradeInputSchema,
   laneInputProblem,
   undecodableReason,
   type ApprovalReceipt,
@@ -74,11 +75,18 @@ export interface DriverDeps {
   onInternalError?(turn: number, err: unknown): void;
   /** Called when an approval is resolved by a caller or a timeout: the interpreter wakes the tool batch. */
   onApprovalResolved?(callId: string): void;
+  /**
+   * Whether the session should move to a new version of its workflow code (the deployment's target changed;
+   * docs/upgrades.md): read at quiet points only, where it makes the loop continue as new.
+   */
+  newVersionWaits?(): boolean;
 }
 
 export class SessionDriver {
   readonly core: SessionCore;
   private disposeRequested = false;
+  /** An `upgrade` signal came since the loop last looked (it wakes an idle session to look for a new version). */
+  private upgradeAsked = false;
   private readonly cursor: RequestCursor;
   private readonly meter: TokenMeter;
   private readonly loop: LoopContext;
@@ -107,6 +115,9 @@ export class SessionDriver {
       subsessions: new SubsessionCount(),
       names: new ResolvedNames(config),
       disposing: () => this.disposeRequested,
+      clearUpgradeAsk: () => {
+        this.upgradeAsked = false;
+      },
       canContinueAsNew: () => this.canContinueAsNew(),
       deps,
     };
@@ -137,6 +148,8 @@ export class SessionDriver {
         return this.cancelSignal(raw);
       case 'dispose':
         return this.disposeSignal(raw);
+      case 'upgrade':
+        return this.upgradeSignal(raw);
       default:
         return this.refuse(name, `unknown signal (expected ${SIGNAL_NAMES_TEXT})`);
     }
@@ -247,6 +260,13 @@ export class SessionDriver {
     this.cancelTurn({ kind: 'disposed' }, false);
   }
 
+  /** `upgrade` takes `{}` or `{reason}`; it wakes the loop, which moves if a new version waits (docs/upgrades.md). */
+  private upgradeSignal(raw: unknown): void {
+    const read = readPayload(UpgradeInputSchema, raw === undefined ? {} : raw);
+    if (!read.ok) return this.refuse('upgrade', read.reason);
+    this.upgradeAsked = true;
+  }
+
   private refuse(lane: string, reason: string): void {
     this.core.refuse(`${lane}: ${reason}`);
     this.deps.onRefused?.(lane, reason);
@@ -266,9 +286,9 @@ export class SessionDriver {
     return context ? { ...view, context } : view;
   }
 
-  /** Whether `wait-for-work` is over: waking work for an idle session, or a dispose. */
+  /** Whether `wait-for-work` is over: waking work for an idle session, a dispose, or an `upgrade` to look at. */
   hasWork(): boolean {
-    return this.disposeRequested || this.core.hasWakingWork();
+    return this.disposeRequested || this.core.hasWakingWork() || this.upgradeAsked;
   }
 
   get disposing(): boolean {

@@ -107,6 +107,7 @@ export function planDelegate(input: {
     ...(config.maxParallelToolCalls ? { maxParallelToolCalls: config.maxParallelToolCalls } : {}),
     ...(config.labels ? { labels: config.labels } : {}),
     ...(config.approvals ? { approvals: config.approvals } : {}),
+    ...(config.tenant !== undefined ? { tenant: config.tenant } : {}),
     subsession: { parent: parentId, callId: call.callId, depth: childDepth, messageId },
   };
   return {

@@ -27,6 +27,8 @@ export {
   MAX_SUBSESSION_DEPTH,
   SubsessionLinkSchema,
   SessionConfigSchema,
+  TenantSchema,
+  MAX_TENANT_CHARS,
   DEFAULT_MAX_PARALLEL_TOOL_CALLS,
   type ScriptedStep,
   type ModelSpec,
@@ -125,6 +127,9 @@ export type CancelInput = z.infer<typeof CancelInputSchema>;
 
 /** `dispose` signal argument (wire): exactly `{}`. Anything else is refused and disposes nothing (rule 5). */
 export const DisposeInputSchema = lazy(() => z.strictObject({}));
+
+/** `upgrade` signal argument (wire): `{}` or `{reason}` (docs/upgrades.md). */
+export const UpgradeInputSchema = lazy(() => z.strictObject({ reason: z.string().max(4096).optional() }));
 
 /** `events` query argument (wire). */
 export const EventsQuerySchema = lazy(() =>

@@ -33,6 +33,11 @@ export const WIRE_HANDLERS = {
     description: 'Cancels the running turn: {reason?}. Running tool calls settle; pending ones are aborted.',
   },
   dispose: { kind: 'signal', description: 'Ends the session after cancelling its running turn: {}.' },
+  upgrade: {
+    kind: 'signal',
+    description:
+      "Moves the session to its deployment's new version at its next quiet point, at once when idle: {reason?}. Does nothing when there is none.",
+  },
   deliver: {
     kind: 'update',
     description:
@@ -84,7 +89,7 @@ export const SIGNAL_NAMES = (Object.keys(WIRE_HANDLERS) as WireName[]).filter(
   (name) => WIRE_HANDLERS[name].kind === 'signal',
 ) as readonly SignalName[];
 
-/** The signals as a sentence lists them (`followup, steer, inject, cancel or dispose`). */
+/** The signals as a sentence lists them (`followup, steer, inject, cancel, dispose or upgrade`). */
 export const SIGNAL_NAMES_TEXT = [SIGNAL_NAMES.slice(0, -1).join(', '), ...SIGNAL_NAMES.slice(-1)].join(
   ' or ',
 );

@@ -13,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { SessionClient } from '../client';
 import { isServedOrigin, servedHosts } from '../http/hosts';
 import { createSessionsMcpServer, type SessionsMcpServerOptions } from './server';
+import type { ScopedTokens } from '../access/scope';
 
 /** The path the MCP endpoint answers on. */
 export const MCP_HTTP_PATH = '/mcp';
@@ -24,6 +25,8 @@ export interface SessionsMcpHttpOptions extends SessionsMcpServerOptions {
   token: string;
   /** Port on 127.0.0.1 (0: any free port). */
   port: number;
+  /** Scoped tokens (`agent-sessions token issue`), accepted besides `token`, each limited to its scope. */
+  scopedTokens?: ScopedTokens;
   /** Loopback address to listen on: 127.0.0.1 (default) or ::1. */
   host?: '127.0.0.1' | '::1';
 }
@@ -72,7 +75,10 @@ export async function serveSessionsMcpHttp(
     if (url.pathname !== MCP_HTTP_PATH)
       return reply(res, 404, `not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
     const auth = req.headers.authorization ?? '';
-    if (!timingSafeEqual(digest(auth), expected)) {
+    const full = timingSafeEqual(digest(auth), expected);
+    const bearer = /^Bearer (.+)$/.exec(auth)?.[1];
+    const scope = full || bearer === undefined ? undefined : opts.scopedTokens?.lookup(bearer);
+    if (!full && !scope) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="agent-sessions"');
       return reply(res, 401, 'unauthorized: send Authorization: Bearer <token>');
     }
@@ -81,7 +87,7 @@ export async function serveSessionsMcpHttp(
       res.setHeader('Allow', 'POST');
       return reply(res, 405, 'method not allowed: POST JSON-RPC messages');
     }
-    const mcp = createSessionsMcpServer(sessions, opts);
+    const mcp = createSessionsMcpServer(sessions, { ...opts, ...(scope ? { scope } : {}) });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       maxRequestBodySize: MCP_MAX_BODY_BYTES,

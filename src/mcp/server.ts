@@ -25,6 +25,7 @@ import {
   type SessionConfig,
 } from '../domain/wire';
 import { waitForTurn } from './turnWait';
+import { assertInScope, ReadOnlyTokenError, scopedStart, type SessionScope } from '../access/scope';
 
 /** Longest `wait_for_turn` may wait in one call (MCP clients time requests out; call it again to wait longer). */
 export const MAX_TURN_WAIT_MS = 600_000;
@@ -53,6 +54,11 @@ export interface SessionsMcpServerOptions {
   name?: string;
   /** How often `wait_for_turn` repeats its queries (default 250 ms). */
   pollMs?: number;
+  /**
+   * A scoped token's reach (src/access/scope.ts): a session outside it is SessionNotFoundError, as an unknown one;
+   * `start_session` starts sessions of its tenant only; a read-only scope cannot start, send, cancel or dispose.
+   */
+  scope?: SessionScope;
 }
 
 /**
@@ -63,6 +69,18 @@ export function createSessionsMcpServer(
   sessions: SessionClient,
   opts: SessionsMcpServerOptions = {},
 ): McpServer {
+  const { scope } = opts;
+  /** The session is in the scope (else SessionNotFoundError); with `write`, the scope may write. */
+  const reach = async (sessionId: string, write = false): Promise<void> => {
+    if (write && scope?.readOnly) throw new ReadOnlyTokenError();
+    await assertInScope(sessions, scope, sessionId);
+  };
+  /** Runs a tool on one session, once it is in reach. */
+  const on = (sessionId: string, fn: () => Promise<object>, write = false) =>
+    run(async () => {
+      await reach(sessionId, write);
+      return fn();
+    });
   const server = new McpServer(
     { name: opts.name ?? 'agent-sessions', version: packageVersion() },
     {
@@ -82,7 +100,7 @@ export function createSessionsMcpServer(
     ({ sessionId, config }) =>
       run(async () => {
         try {
-          await sessions.start(sessionId, (config ?? {}) as SessionConfig);
+          await sessions.start(sessionId, scopedStart(scope, sessionId, (config ?? {}) as SessionConfig));
         } catch (err) {
           if (err instanceof WorkflowExecutionAlreadyStartedError)
             throw new Error(`session ${sessionId} already exists: send it messages, or dispose it first`);
@@ -104,7 +122,14 @@ export function createSessionsMcpServer(
         }),
         annotations: { idempotentHint: true, destructiveHint: false },
       },
-      ({ sessionId, message }) => run(() => sessions.deliver(sessionId, lane, message)),
+      ({ sessionId, message }) =>
+        run(async () => {
+          await reach(sessionId, true);
+          // A reference reads another session: it must be in the scope too.
+          for (const ref of (message as { refs?: { session: string }[] }).refs ?? [])
+            await reach(ref.session);
+          return sessions.deliver(sessionId, lane, message);
+        }),
     );
   }
 
@@ -117,7 +142,7 @@ export function createSessionsMcpServer(
       inputSchema: sessionOnly,
       annotations: { readOnlyHint: true },
     },
-    ({ sessionId }) => run(() => sessions.state(sessionId)),
+    ({ sessionId }) => on(sessionId, () => sessions.state(sessionId)),
   );
 
   server.registerTool(
@@ -129,7 +154,7 @@ export function createSessionsMcpServer(
       annotations: { readOnlyHint: true },
     },
     ({ sessionId, afterSeq, limit }) =>
-      run(() => eventsPage(sessions, sessionId, afterSeq ?? -1, limit ?? DEFAULT_MCP_EVENTS_LIMIT)),
+      on(sessionId, () => eventsPage(sessions, sessionId, afterSeq ?? -1, limit ?? DEFAULT_MCP_EVENTS_LIMIT)),
   );
 
   server.registerTool(
@@ -141,7 +166,7 @@ export function createSessionsMcpServer(
       inputSchema: sessionOnly,
       annotations: { readOnlyHint: true },
     },
-    ({ sessionId }) => run(() => sessions.transcript(sessionId)),
+    ({ sessionId }) => on(sessionId, () => sessions.transcript(sessionId)),
   );
 
   server.registerTool(
@@ -163,7 +188,7 @@ export function createSessionsMcpServer(
       annotations: { readOnlyHint: true },
     },
     ({ sessionId, afterSeq, timeoutMs }, extra) =>
-      run(() => {
+      on(sessionId, () => {
         const progressToken = extra._meta?.progressToken;
         return waitForTurn(sessions, sessionId, {
           ...(afterSeq !== undefined ? { afterSeq } : {}),
@@ -194,13 +219,17 @@ export function createSessionsMcpServer(
       annotations: { destructiveHint: true },
     },
     ({ sessionId, cause, keepInbox }) =>
-      run(async () => {
-        await sessions.cancel(sessionId, {
-          cause: cause ?? { kind: 'user' },
-          ...(keepInbox !== undefined ? { keepInbox } : {}),
-        });
-        return { sessionId, cancelled: true, keepInbox: keepInbox ?? false };
-      }),
+      on(
+        sessionId,
+        async () => {
+          await sessions.cancel(sessionId, {
+            cause: cause ?? { kind: 'user' },
+            ...(keepInbox !== undefined ? { keepInbox } : {}),
+          });
+          return { sessionId, cancelled: true, keepInbox: keepInbox ?? false };
+        },
+        true,
+      ),
   );
 
   server.registerTool(
@@ -213,10 +242,14 @@ export function createSessionsMcpServer(
       annotations: { destructiveHint: true },
     },
     ({ sessionId }) =>
-      run(async () => {
-        await sessions.dispose(sessionId);
-        return { sessionId, disposed: true };
-      }),
+      on(
+        sessionId,
+        async () => {
+          await sessions.dispose(sessionId);
+          return { sessionId, disposed: true };
+        },
+        true,
+      ),
   );
 
   return server;

@@ -97,6 +97,8 @@ export async function createTestSessionEnv(opts: TestSessionEnvOptions = {}): Pr
       ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : {}),
       ...(opts.workflowsPath ? { workflowsPath: opts.workflowsPath } : {}),
       ...(opts.worker ? { worker: opts.worker } : {}),
+      // Unversioned: a test's one worker runs every session (docs/upgrades.md).
+      versioning: false,
     });
   } catch (err) {
     if (ownsEnv) await env.teardown();

@@ -2,22 +2,18 @@
  * The web session viewer's server (`agent-sessions ui`): the page (src/viewer/page, Preact + htm served from our
  * own node_modules, nothing from a CDN) and a small JSON + Server-Sent Events API over SessionClient, on 127.0.0.1.
  *
- * Access: two tokens. The access token may do everything the page offers (send followup / steer / inject, approve
- * or deny a tool call, cancel a turn); the read-only token may only watch. A browser presents a token once, in the
- * URL the command prints (`/?token=…`); the server answers with an HttpOnly, SameSite=Strict cookie and a redirect to
- * the same page without the token. Scripts may send `Authorization: Bearer <token>` instead. Requests whose Host is
- * not the address the server listens on are refused (DNS rebinding), and so are writes whose Origin is another site.
+ * Access (./access.ts): the access token, a read-only token and scoped tokens (one tenant, optionally an id prefix
+ * and read-only; a session outside the scope is not found, and lists hold only in-scope sessions).
  * A request body over `maxBodyBytes` is refused (413) before it is read: at once when its Content-Length says so,
  * as soon as a chunked body passes it otherwise. docs/decisions/2026-12-04-viewer.md.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { getCookie, setCookie } from 'hono/cookie';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import {
@@ -31,10 +27,12 @@ import {
 } from '../client';
 import { ApproveInputSchema, CancelInputSchema } from '../domain';
 import { bodyTooLargeMessage } from '../http/bodyLimit';
-import { isServedOrigin, servedHosts } from '../http/hosts';
+import { servedHosts } from '../http/hosts';
+import { authenticate, scopeGuard, type ViewerEnv } from './access';
 import { pageItem } from './pageItem';
+import { scopedFilters, type ScopedTokens } from '../access/scope';
 
-export type ViewerRole = 'full' | 'read';
+export type { ViewerRole } from './access';
 
 export interface ViewerOptions {
   sessions: SessionClient;
@@ -42,6 +40,8 @@ export interface ViewerOptions {
   token: string;
   /** A token that can only watch. At least 16 characters, different from `token`. */
   readToken?: string;
+  /** Scoped tokens (one tenant, an id prefix, read-only): `new TokenStore(file)` from `agent-sessions token`. */
+  scopedTokens?: ScopedTokens;
   /** Default 127.0.0.1. The viewer has no TLS: keep it on a loopback address. */
   host?: string;
   /** Default 4280; 0 picks a free port. */
@@ -58,7 +58,6 @@ export interface RunningViewer {
 }
 
 export const DEFAULT_VIEWER_PORT = 4280;
-const COOKIE = 'agent_sessions_ui';
 const MIN_TOKEN = 16;
 /**
  * 2 MiB: the largest message the session limits allow (`LIMITS.contentChars` UTF-16 code units) fits even when a
@@ -118,12 +117,6 @@ export function validateViewerOptions(
     throw new Error('maxBodyBytes: a whole number of bytes from 1');
 }
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** The HTTP status and message for an error of the client. */
 function failure(err: unknown): { status: 400 | 403 | 404 | 409 | 502; error: string; field?: string } {
   if (err instanceof InvalidInputError) return { status: 400, error: err.message, field: err.field };
@@ -140,56 +133,15 @@ function zodFailure(error: z.ZodError, what: string): { status: 400; error: stri
   return { status: 400, error: `${field}: ${issue.message}`, field };
 }
 
-type Env = { Variables: { role: ViewerRole } };
-
 /** The viewer's routes (exported for tests that call them without a socket). */
-export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Hono<Env> {
+export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Hono<ViewerEnv> {
   validateViewerOptions(opts);
   const { sessions } = opts;
   const page = loadPage();
-  const app = new Hono<Env>();
+  const app = new Hono<ViewerEnv>();
 
-  const roleOf = (token: string | undefined): ViewerRole | undefined => {
-    if (!token) return undefined;
-    if (sameSecret(token, opts.token)) return 'full';
-    if (opts.readToken !== undefined && sameSecret(token, opts.readToken)) return 'read';
-    return undefined;
-  };
-
-  app.use('*', async (c, next) => {
-    const host = c.req.header('host') ?? '';
-    if (!allowedHosts().includes(host)) return c.text(`host ${host || '(none)'} is not this viewer`, 403);
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    c.header('X-Frame-Options', 'DENY');
-    // The token arrives once in the page's URL: keep it as a cookie and take it out of the address bar.
-    const fromQuery = c.req.query('token');
-    if (fromQuery !== undefined && c.req.method === 'GET' && !c.req.path.startsWith('/api/')) {
-      const role = roleOf(fromQuery);
-      if (!role) return c.html(deniedPage('This token is not valid for this viewer.'), 401);
-      setCookie(c, COOKIE, fromQuery, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      return c.redirect(c.req.path, 303);
-    }
-    const bearer = /^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1];
-    const role = roleOf(bearer ?? getCookie(c, COOKIE));
-    if (!role) {
-      if (c.req.path.startsWith('/api/'))
-        return c.json({ error: 'no valid token: open the URL `agent-sessions ui` printed' }, 401);
-      return c.html(
-        deniedPage('Open the address that `agent-sessions ui` printed (it carries a token).'),
-        401,
-      );
-    }
-    if (c.req.method !== 'GET') {
-      const origin = c.req.header('origin');
-      if (origin !== undefined && !isServedOrigin(origin, allowedHosts()))
-        return c.json({ error: `origin ${origin} may not write here` }, 403);
-      if (role !== 'full')
-        return c.json({ error: 'this token can only watch: it cannot send, approve or cancel' }, 403);
-    }
-    c.set('role', role);
-    await next();
-  });
+  app.use('*', authenticate(opts, allowedHosts));
+  app.use('/api/sessions/*', scopeGuard(sessions));
 
   // Every route: a body's Content-Length over the cap is refused unread; a chunked body is cut once it passes it.
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_VIEWER_MAX_BODY_BYTES;
@@ -207,7 +159,10 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
   app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/vendor/:file', (c) => servePageFile(c, page.vendor, c.req.param('file')));
 
-  app.get('/api/me', (c) => c.json({ role: c.get('role') }));
+  app.get('/api/me', (c) => {
+    const scope = c.get('scope');
+    return c.json({ role: c.get('role'), ...(scope ? { name: scope.name, tenant: scope.tenant } : {}) });
+  });
 
   app.get('/api/sessions', async (c) => {
     const q = ListQuerySchema.safeParse(c.req.query());
@@ -220,7 +175,7 @@ export function viewerApp(opts: ViewerOptions, allowedHosts: () => string[]): Ho
     if (q.data.label) filters.label = q.data.label;
     if (q.data.pageToken) filters.pageToken = q.data.pageToken;
     try {
-      return c.json(await sessions.list(filters));
+      return c.json(await sessions.list(scopedFilters(c.get('scope'), filters)));
     } catch (err) {
       const { status, ...body } = failure(err);
       return c.json(body, status);
@@ -363,11 +318,6 @@ function servePageFile(c: Context, files: Record<string, PageFile>, name: string
   const file = Object.hasOwn(files, name) ? files[name] : undefined;
   if (!file) return c.text('not found', 404);
   return c.body(file.body, 200, { 'Content-Type': file.type, 'Cache-Control': 'no-cache' });
-}
-
-function deniedPage(why: string): string {
-  const head = '<meta charset="utf-8"><link rel="icon" href="data:,"><title>agent-sessions viewer</title>';
-  return `<!doctype html>${head}<p>${why}</p>`;
 }
 
 /** Starts the viewer; resolves once it listens. */

@@ -135,3 +135,35 @@ export async function bundleWorkflows(opts: BundleOptions = {}): Promise<{ code:
   });
   return { code };
 }
+
+/**
+ * The worker option naming the workflow code, for replaying it: a bundle when given, else the build's bundle when
+ * no workflows module is named and it is current, else the workflows module at `workflowsPath` (default: ours).
+ * Throws when that module does not exist.
+ */
+export function workflowSource(opts: {
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  workflowsPath?: string;
+}): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (opts.workflowBundle) return { workflowBundle: opts.workflowBundle };
+  const prebuilt = opts.workflowsPath ? undefined : prebuiltWorkflowBundle();
+  return prebuilt
+    ? { workflowBundle: { codePath: prebuilt } }
+    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
+}
+
+/**
+ * AGENT_SESSIONS_WORKFLOW_BUNDLE as worker options: `off` bundles our workflows at start, a path loads that bundle,
+ * unset leaves the default (the build's bundle from dist/). Throws naming the variable when the file is missing.
+ */
+export function workflowCodeFromConfig(
+  setting: string | undefined,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (!setting) return {};
+  if (setting.toLowerCase() === 'off') return { workflowsPath: DEFAULT_WORKFLOWS_PATH };
+  if (!existsSync(setting))
+    throw new Error(
+      `invalid configuration: AGENT_SESSIONS_WORKFLOW_BUNDLE: no such file: ${setting} (a bundle file, or "off")`,
+    );
+  return { workflowBundle: { codePath: path.resolve(setting) } };
+}

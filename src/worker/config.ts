@@ -11,6 +11,7 @@ import { KeyringSchema } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { MAX_RESULT_CAP_BYTES } from '../domain/sizes';
 import { issueField } from '../domain/util';
+import { BuildIdSchema, DeploymentNameSchema } from './versioning';
 import { ModelPricesSchema, parseModelRef } from '../domain/wire';
 
 /** Every environment variable the worker and the CLI read, with what it does. */
@@ -72,6 +73,12 @@ export const ENV_VARS = {
     'earlier keys, comma-separated KEY_ID:BASE64, that still decrypt what they encrypted (key rotation); they never encrypt',
   AGENT_SESSIONS_WORKFLOW_BUNDLE:
     'workflow code of the worker: a bundle file to load, or "off" to bundle the workflows at start (default: dist/workflow-bundle.js, written by `npm run build`, when running from dist/)',
+  AGENT_SESSIONS_VERSIONING:
+    '"off" runs the worker unversioned; default on: the worker is a version of a Temporal Worker Deployment and sessions are pinned to it (docs/upgrades.md)',
+  AGENT_SESSIONS_DEPLOYMENT:
+    'Worker Deployment of the worker (default: the task queue\'s name, "." as "-"); workers of one service share it',
+  AGENT_SESSIONS_BUILD_ID:
+    "the worker's build id in its deployment (default: a hash of its workflow bundle, e.g. wf-3f2a…); set it (e.g. to the image tag) when workers bundle at start on machines with different paths",
   LOG_LEVEL: 'least severe log level the worker prints: trace, debug, info (default), warn or error',
   METRICS_ADDRESS:
     "host:port where the worker serves Prometheus metrics (the SDK runtime's and the sessions'; docs/observability.md); off when unset",
@@ -143,6 +150,9 @@ const ConfigSchema = z.object({
   mcpFile: z.string().min(1).optional(),
   encryption: KeyringSchema,
   workflowBundle: z.string().min(1).optional(),
+  versioning: z.enum(['on', 'off'], { error: 'expected on or off' }).default('on'),
+  deploymentName: DeploymentNameSchema.optional(),
+  buildId: BuildIdSchema.optional(),
   logLevel: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   logFormat: z.enum(['json', 'pretty'], { error: 'expected json or pretty' }).optional(),
 });
@@ -204,6 +214,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         .filter(Boolean),
     },
     workflowBundle: blank(env.AGENT_SESSIONS_WORKFLOW_BUNDLE),
+    versioning: blank(env.AGENT_SESSIONS_VERSIONING)?.toLowerCase(),
+    deploymentName: blank(env.AGENT_SESSIONS_DEPLOYMENT),
+    buildId: blank(env.AGENT_SESSIONS_BUILD_ID),
     logLevel: blank(env.LOG_LEVEL)?.toLowerCase(),
     logFormat: blank(env.LOG_FORMAT)?.toLowerCase(),
   };
@@ -242,6 +255,9 @@ const ENV_NAMES: Record<string, string> = {
   'encryption.current': 'AGENT_SESSIONS_ENCRYPTION_KEY',
   'encryption.previous': 'AGENT_SESSIONS_ENCRYPTION_OLD_KEYS',
   workflowBundle: 'AGENT_SESSIONS_WORKFLOW_BUNDLE',
+  versioning: 'AGENT_SESSIONS_VERSIONING',
+  deploymentName: 'AGENT_SESSIONS_DEPLOYMENT',
+  buildId: 'AGENT_SESSIONS_BUILD_ID',
   mcpFile: 'AGENT_SESSIONS_MCP_FILE',
   modelPrices: 'AGENT_SESSIONS_MODEL_PRICES',
   maxAnswerBytes: 'AGENT_SESSIONS_MAX_ANSWER_BYTES',

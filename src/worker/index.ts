@@ -5,10 +5,9 @@
  * `worker`, src/testing, the package root); `./config` is the light one (environment and connection options).
  * Workflow code comes from the bundle `npm run build` writes when running from dist/ (./bundle.ts); payloads are
  * encrypted when a keyring is given (src/codec); log lines carry session, run, turn and step (./logging.ts).
+ * The worker runs as a version of a Worker Deployment unless told not to (./versioning.ts, docs/upgrades.md).
  * Not deterministic (does I/O); never imported by workflow code.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import {
   NativeConnection,
@@ -31,10 +30,9 @@ import { formatModelRef, type ModelPrices, type ModelSpec } from '../domain/wire
 import type { SessionRefPolicy } from '../domain/sessionRefs';
 import {
   bundleWorkflows,
-  DEFAULT_WORKFLOWS_PATH,
   PREBUILT_TRACED_WORKFLOW_BUNDLE,
   prebuiltWorkflowBundle,
-  resolveWorkflowsPath,
+  workflowCodeFromConfig,
 } from './bundle';
 import { connectionOptions, loadConfig, tlsHint, type Config } from './config';
 import { hooksFromFile } from './hooks';
@@ -43,6 +41,14 @@ import { modelsFromConfig } from './providers';
 import { startTracing, type Tracing } from '../telemetry';
 import { metricsFromEnv, workerTelemetryOptions } from './telemetry';
 import { toolsFromToolsets } from './toolsets';
+import {
+  deploymentOptions,
+  takeCurrentOnRun,
+  versioningFromConfig,
+  versionLabel,
+  versionOnServer,
+  type WorkerVersioningOptions,
+} from './versioning';
 
 export { modelsFromConfig, providersFromEnv, localModelStatus, preloadLocalModel } from './providers';
 export { hooksFromConfig, hooksFromFile } from './hooks';
@@ -56,8 +62,10 @@ export {
   prebuiltWorkflowBundle,
   SESSION_PAYLOAD_CONVERTER_PATH,
   WORKFLOW_INTERCEPTOR_MODULES,
+  workflowSource,
   type BundleOptions,
 } from './bundle';
+export { bundleBuildId, type DeploymentVersion, type WorkerVersioningOptions } from './versioning';
 export { metricsFromEnv, workerTelemetryOptions, OTEL_WORKFLOW_INTERCEPTORS } from './telemetry';
 export {
   activityLogAttributes,
@@ -145,6 +153,13 @@ export interface SessionWorkerOptions {
    * `workflowBundle` must include them itself.
    */
   tracing?: Tracing;
+  /**
+   * Worker Versioning (docs/upgrades.md): by default the worker runs as a version of the Worker Deployment named like
+   * its task queue, its build id a hash of its workflow bundle, and sessions are pinned to their version; a worker
+   * whose deployment has no current version makes its own current. `false` runs it unversioned (as does a server
+   * without Worker Deployments, e.g. the time-skipping test server).
+   */
+  versioning?: false | WorkerVersioningOptions;
   /**
    * Extra Temporal worker options (concurrency limits, cache size…). Interceptors are added to ours; a data
    * converter's codecs run before the encryption codec.
@@ -241,10 +256,14 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
       ...(converter ? { dataConverter: converter } : {}),
       logger: Runtime.instance().logger,
     });
+  const namespace = opts.namespace ?? 'default';
+  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const logger = Runtime.instance().logger;
+  const version = await versionOnServer(opts, namespace, taskQueue, workflowBundle!, logger);
   const worker = await Worker.create({
     connection: opts.connection,
-    namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    namespace,
+    taskQueue,
     activities,
     // Heartbeats carry cancellation to running calls, and a streaming model call's text so far to its watchers: the
     // latest details go out at most every STREAM_THROTTLE (docs/decisions/2026-12-03-streaming.md).
@@ -263,7 +282,9 @@ export async function createSessionWorker(opts: SessionWorkerOptions): Promise<W
     },
     sinks: { ...workerOptions.sinks, ...telemetry.sinks, ...transcriptRefSinks(entries) },
     ...(converter ? { dataConverter: converter } : {}),
+    ...(version ? { workerDeploymentOptions: deploymentOptions(version) } : {}),
   });
+  if (version) takeCurrentOnRun(worker, opts.connection, namespace, version, logger);
   if (ownMcp) {
     // MCP connections (and the stdio servers' processes) live as long as the worker runs.
     const run = worker.run.bind(worker);
@@ -309,22 +330,6 @@ export function connectWorker(config: Config, address: string): Promise<NativeCo
 }
 
 /**
- * The worker option naming the workflow code, for replaying it: a bundle when given, else the build's bundle when
- * no workflows module is named and it is current, else the workflows module at `workflowsPath` (default: ours).
- * Throws when that module does not exist.
- */
-export function workflowSource(opts: {
-  workflowBundle?: WorkerOptions['workflowBundle'];
-  workflowsPath?: string;
-}): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (opts.workflowBundle) return { workflowBundle: opts.workflowBundle };
-  const prebuilt = opts.workflowsPath ? undefined : prebuiltWorkflowBundle();
-  return prebuilt
-    ? { workflowBundle: { codePath: prebuilt } }
-    : { workflowsPath: resolveWorkflowsPath(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH) };
-}
-
-/**
  * Runs a worker configured by the environment until SIGINT/SIGTERM. `address` overrides TEMPORAL_ADDRESS. Installs
  * the SDK Runtime with the worker logger (LOG_LEVEL, LOG_FORMAT) unless the process has one; a start prints one
  * line (address, namespace, task queue, toolsets, providers…) and nothing else at INFO.
@@ -364,6 +369,7 @@ export async function runWorkerFromEnv(
     ...code,
     ...(config.encryption ? { encryption: config.encryption } : {}),
     ...(tracing ? { tracing } : {}),
+    versioning: versioningFromConfig(config),
   });
   const model = models.defaultModel;
   const start = {
@@ -376,6 +382,7 @@ export async function runWorkerFromEnv(
     hooks: hooks.map((h) => h.name),
     mcpServers: Object.keys(mcpServers),
     workflows: workflowCodeSource({ ...code, traced: tracing !== undefined }),
+    version: versionLabel(worker),
     tracing: tracing ? 'otlp' : 'off',
     metrics: metrics ? metrics.metrics.prometheus.bindAddress : 'off',
     ...(config.encryption ? { encryptionKey: config.encryption.current.id } : {}),
@@ -383,7 +390,7 @@ export async function runWorkerFromEnv(
   logger.notice(
     `agent-sessions worker: ${target} namespace=${start.namespace} task-queue=${start.taskQueue} toolsets=${start.toolsets.join(',') || 'none'} ` +
       `providers=${start.providers.join(',')} default-model=${start.defaultModel} hooks=${start.hooks.join(',') || 'none'} mcp=${start.mcpServers.join(',') || 'none'} ` +
-      `workflows=${start.workflows} tracing=${start.tracing} metrics=${start.metrics}` +
+      `workflows=${start.workflows} version=${start.version} tracing=${start.tracing} metrics=${start.metrics}` +
       `${config.encryption ? ` encryption=${config.encryption.current.id}` : ''}`,
     start,
   );
@@ -403,20 +410,4 @@ export function resultCapsFromConfig(
     ...(config.maxAnswerBytes !== undefined ? { maxAnswerBytes: config.maxAnswerBytes } : {}),
     ...(config.maxToolResultBytes !== undefined ? { maxToolResultBytes: config.maxToolResultBytes } : {}),
   };
-}
-
-/**
- * AGENT_SESSIONS_WORKFLOW_BUNDLE as worker options: `off` bundles our workflows at start, a path loads that bundle,
- * unset leaves the default (the build's bundle from dist/). Throws naming the variable when the file is missing.
- */
-function workflowCodeFromConfig(
-  setting: string | undefined,
-): Pick<SessionWorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (!setting) return {};
-  if (setting.toLowerCase() === 'off') return { workflowsPath: DEFAULT_WORKFLOWS_PATH };
-  if (!existsSync(setting))
-    throw new Error(
-      `invalid configuration: AGENT_SESSIONS_WORKFLOW_BUNDLE: no such file: ${setting} (a bundle file, or "off")`,
-    );
-  return { workflowBundle: { codePath: path.resolve(setting) } };
 }

@@ -20,6 +20,7 @@ import {
   stateQuery,
   steerSignal,
   transcriptQuery,
+  upgradeSignal,
 } from '../contract';
 import { SessionRefusal, type SessionDriver } from '../domain/driver';
 import { eventsPage, modelContextPage } from '../domain/pages';
@@ -30,7 +31,14 @@ import type { TurnTracing } from './telemetry';
 import type { TurnWaiters } from './waiters';
 
 /** The wire's signals, in the order they are registered (the table's). */
-const SIGNALS = [followupSignal, steerSignal, injectSignal, cancelSignal, disposeSignal] as const;
+const SIGNALS = [
+  followupSignal,
+  steerSignal,
+  injectSignal,
+  cancelSignal,
+  disposeSignal,
+  upgradeSignal,
+] as const;
 
 /** Whether `name` is one of the wire's signals (a refused signal's metric tag; any other name is the sender's). */
 export function isWireSignal(name: string): boolean {

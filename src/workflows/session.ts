@@ -10,8 +10,9 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   condition,
-  continueAsNew,
   log,
+  makeContinueAsNewFunc,
+  patched,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -30,6 +31,9 @@ import { Visibility } from './visibility';
 import { TurnWaiters } from './waiters';
 
 export type { CarriedSession };
+
+/** Marks runs that continue as new onto a new version of the workflow code at a quiet point (docs/upgrades.md). */
+const MOVES_TO_NEW_VERSION = 'moves-to-new-version';
 export { DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS } from '../domain/driver';
 
 /** Workflow-side extensions of a session, given to {@link defineAgentSession}. */
@@ -80,6 +84,11 @@ class SessionWorkflow {
         newId: uuid4,
         cancelTurn: () => this.interpreter.cancelTurn(),
         continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
+        // A sub-session lives for one turn on its version; a session moves at a quiet point (docs/upgrades.md).
+        newVersionWaits: () =>
+          !config.subsession &&
+          workflowInfo().targetWorkerDeploymentVersionChanged &&
+          patched(MOVES_TO_NEW_VERSION),
         onRefused: (lane, reason) => {
           log.warn('refused a signal payload', { lane, reason });
           // The metric's tag is one of the wire's names: a bad signal's name is the sender's to choose.
@@ -153,10 +162,12 @@ class SessionWorkflow {
     await condition(() => allHandlersFinished() || this.waiters.waitingForLaterTurn());
     if (this.waiters.waitingForLaterTurn() || !this.driver.canContinueAsNew()) return;
     sessionMetrics.continuedAsNew();
+    // The next run starts on the deployment's target version (docs/upgrades.md): the current one, or the ramping one
+    // for this session's share; the same version when none changed. A plain continue-as-new would keep the old one.
+    const next = makeContinueAsNewFunc<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>({
+      initialVersioningBehavior: 'AUTO_UPGRADE',
+    });
     // A fork's snapshot stays in its first run's history; the next run carries the transcript, not the snapshot.
-    await continueAsNew<(config: SessionConfig, carried?: CarriedSession) => Promise<void>>(
-      withoutSnapshot(this.config),
-      this.driver.carry(this.info.runId),
-    );
+    await next(withoutSnapshot(this.config), this.driver.carry(this.info.runId));
   }
 }

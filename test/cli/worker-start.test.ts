@@ -95,7 +95,7 @@ describe('agent-sessions worker from dist/', () => {
     });
     expect(start!.msg).toMatch(
       new RegExp(
-        `^agent-sessions worker: ${env.address.replace(/\./g, '\\.')} namespace=default task-queue=${run.taskQueue} toolsets=testing providers=scripted\\S* .* workflows=prebuilt tracing=off metrics=off$`,
+        `^agent-sessions worker: ${env.address.replace(/\./g, '\\.')} namespace=default task-queue=${run.taskQueue} toolsets=testing providers=scripted\\S* .* workflows=prebuilt version=${run.taskQueue}:wf-[0-9a-f]{16} tracing=off metrics=off$`,
       ),
     );
   });

@@ -188,6 +188,7 @@ describe('search attributes on a server that registers them', () => {
       'AgentSessionLabels=KeywordList',
       'AgentSessionInputTokens=Double',
       'AgentSessionOutputTokens=Double',
+      'AgentSessionTenant=Keyword',
     ]);
   });
 });

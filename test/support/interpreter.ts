@@ -94,6 +94,8 @@ export class InMemorySession {
   private generation = 0;
   private readonly config: SessionConfig;
   private suggestContinueAsNew = false;
+  /** The deployment's target version differs from this run's (Worker Versioning; docs/upgrades.md). */
+  private newVersion = false;
   /** What the current run's Temporal history holds that references may name (emptied at continue-as-new). */
   private history = new HeldContent();
 
@@ -157,6 +159,10 @@ export class InMemorySession {
     if (!this.driver.canContinueAsNew()) throw new Error('not a quiet point');
     this.restart();
   }
+  /** A new version of the workflow code became the target: the driver moves at its next quiet point. */
+  newVersionAvailable(): void {
+    this.newVersion = true;
+  }
   /** Makes the driver continue as new at its next quiet point (the server's suggestion). */
   suggestContinueAsNewAtNextQuietPoint(): void {
     this.suggestContinueAsNew = true;
@@ -172,6 +178,7 @@ export class InMemorySession {
       },
       onApprovalResolved: () => (this.approvalWoken = true),
       continueAsNewSuggested: () => this.suggestContinueAsNew,
+      newVersionWaits: () => this.newVersion,
     };
     return new SessionDriver(this.config, deps, carried);
   }
@@ -182,6 +189,8 @@ export class InMemorySession {
     this.continuedAsNew += 1;
     this.history = new HeldContent();
     this.suggestContinueAsNew = false;
+    // The next run starts on the target version (continue-as-new with AUTO_UPGRADE).
+    this.newVersion = false;
     this.driver = this.newDriver(JSON.parse(JSON.stringify(carried)) as CarriedSession);
     this.gen = this.driver.run();
     this.parked = undefined;

@@ -67,7 +67,7 @@ describe('the table of wire names', () => {
   });
 
   it('lists the signals in a sentence as the refusal of an unknown signal says it', () => {
-    expect(SIGNAL_NAMES).toEqual(['followup', 'steer', 'inject', 'cancel', 'dispose']);
-    expect(SIGNAL_NAMES_TEXT).toBe('followup, steer, inject, cancel or dispose');
+    expect(SIGNAL_NAMES).toEqual(['followup', 'steer', 'inject', 'cancel', 'dispose', 'upgrade']);
+    expect(SIGNAL_NAMES_TEXT).toBe('followup, steer, inject, cancel, dispose or upgrade');
   });
 });

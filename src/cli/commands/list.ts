@@ -17,6 +17,7 @@ export const FILTER_OPTIONS: OptionSpec = {
   status: { type: 'string' },
   label: { type: 'string' },
   model: { type: 'string' },
+  tenant: { type: 'string' },
   'idle-for': { type: 'string' },
   query: { type: 'string' },
 };
@@ -25,6 +26,7 @@ export const FILTER_HELP = [
   '  --status S       idle, running or disposed (default: every session not disposed)',
   '  --label L        sessions started with this label (SessionConfig.labels)',
   '  --model M        by model: scripted, local, openai:gpt-4o-mini, default (none named), …',
+  '  --tenant T       sessions of this tenant (SessionConfig.tenant)',
   '  --idle-for D     idle sessions whose last activity is older than D (e.g. 90s, 15m, 2h, 1d)',
   '  --query Q        a raw Temporal visibility query, ANDed with the rest',
 ];
@@ -41,6 +43,7 @@ export function listFilters(p: Parsed): Omit<SessionListFilters, 'limit' | 'page
     ...(status !== undefined ? { status: status as (typeof STATUSES)[number] } : {}),
     ...optional('label', stringOpt(p, 'label')),
     ...optional('model', stringOpt(p, 'model')),
+    ...optional('tenant', stringOpt(p, 'tenant')),
     ...optional('query', stringOpt(p, 'query')),
     ...(idleForMs !== undefined ? { idleForMs } : {}),
   };
@@ -51,7 +54,7 @@ export const listCommand: Command = {
   summary:
     'list sessions (Temporal visibility): id, status, turn, pending, model, tokens, last activity, age',
   usage:
-    'agent-sessions list [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--limit N] [--page-token T] [--json]',
+    'agent-sessions list [--status S] [--label L] [--model M] [--tenant T] [--idle-for DURATION] [--query Q] [--limit N] [--page-token T] [--json]',
   details: [
     'options:',
     ...FILTER_HELP,
@@ -93,8 +96,11 @@ export const listCommand: Command = {
 
 /** The rows as a borderless table with a header. */
 export function sessionTable(rows: readonly SessionRow[], now = Date.now()): string {
+  // A TENANT column only when a session has a tenant (a deployment without tenants prints what it always did).
+  const tenants = rows.some((r) => r.tenant !== undefined);
   const table = borderlessTable([
     'ID',
+    ...(tenants ? ['TENANT'] : []),
     'STATUS',
     'TURN',
     'PENDING',
@@ -106,6 +112,7 @@ export function sessionTable(rows: readonly SessionRow[], now = Date.now()): str
   for (const r of rows)
     table.push([
       r.id,
+      ...(tenants ? [r.tenant ?? '-'] : []),
       r.status,
       r.turn ?? '-',
       r.pending ?? '-',

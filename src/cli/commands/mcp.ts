@@ -5,6 +5,7 @@
  * a random one printed to stderr).
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { defaultTokensFile, TokenStore } from '../../access/tokens';
 import { randomToken, serveSessionsMcpHttp } from '../../mcp/http';
 import { createSessionsMcpServer } from '../../mcp/server';
 import { boolOpt, intOpt, positionals, stringOpt } from '../args';
@@ -24,6 +25,7 @@ export const mcpCommand: Command = {
     '  --http        streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio',
     `  --port N      HTTP port (default ${DEFAULT_MCP_PORT}; 0 picks a free one)`,
     `  --token T     bearer token HTTP clients must send (env ${MCP_TOKEN_VAR}; default: a random one, printed to stderr)`,
+    '              scoped tokens (agent-sessions token issue) are accepted too, each limited to its tenant',
     'Tools: start_session, followup, steer, inject, state, events, transcript, wait_for_turn, cancel, dispose',
     '(docs/mcp-server.md). Over stdio nothing but the protocol goes to stdout; messages go to stderr.',
   ].join('\n'),
@@ -63,7 +65,8 @@ export const mcpCommand: Command = {
         return 0;
       }
       const secret = token ?? randomToken();
-      const served = await serveSessionsMcpHttp(sessions, { port, token: secret }).catch(
+      const scopedTokens = new TokenStore(defaultTokensFile());
+      const served = await serveSessionsMcpHttp(sessions, { port, token: secret, scopedTokens }).catch(
         (err: NodeJS.ErrnoException) => {
           throw new CliError(`cannot listen on 127.0.0.1:${port}: ${err.code ?? err.message}`);
         },
@@ -73,6 +76,7 @@ export const mcpCommand: Command = {
           (token === undefined ? '' : ` (token from ${tokenArg !== undefined ? '--token' : MCP_TOKEN_VAR})`),
       );
       if (token === undefined) log(`token (random, for this run): ${secret}`);
+      log(`scoped tokens from ${scopedTokens.file} (agent-sessions token issue)`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

@@ -24,6 +24,7 @@ export const START_OPTIONS = {
   script: { type: 'string' },
   system: { type: 'string' },
   labels: { type: 'string' },
+  tenant: { type: 'string' },
   approvals: { type: 'string' },
   'approval-timeout': { type: 'string' },
   budget: { type: 'string' },
@@ -36,6 +37,7 @@ const startHelpLines = [
   '  --script S     steps of the scripted model: a JSON array, or a file holding one (implies --model scripted)',
   '  --system TEXT  system prompt',
   '  --labels LIST  comma-separated labels operators filter by (agent-sessions list --label, usage --label)',
+  '  --tenant T     the tenant the session belongs to (a-z 0-9 _ -, at most 64; default: none)',
   '  --approvals LIST  tools whose calls wait for `agent-sessions approve|deny` (comma-separated, or * for all)',
   '  --approval-timeout MS  answer a call with no decision after MS milliseconds (APPROVAL_TIMEOUT)',
   '  --budget LIST  spending limits, e.g. modelCalls=20,toolCalls=50,inputTokens=200000,outputTokens=20000; the',
@@ -54,7 +56,7 @@ export const startCommand: Command = {
   name: 'start',
   summary: 'start a session (the scripted model unless --model says otherwise)',
   usage:
-    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--approvals a,b|*] [--approval-timeout MS] [--budget LIST] [--context LIST]',
+    'agent-sessions start <id> [--model scripted|local|PROVIDER:MODEL] [--tools a,b] [--script FILE|JSON] [--system TEXT] [--labels a,b] [--tenant T] [--approvals a,b|*] [--approval-timeout MS] [--budget LIST] [--context LIST]',
   details: ['options:', ...startHelpLines].join('\n'),
   options: START_OPTIONS,
   connects: true,
@@ -94,6 +96,8 @@ export function configFrom(p: Parameters<Command['run']>[0]): SessionConfig {
   if (system !== undefined) config.system = system;
   const labels = stringOpt(p, 'labels');
   if (labels !== undefined) config.labels = labels.split(',').map((l) => l.trim());
+  const tenant = stringOpt(p, 'tenant');
+  if (tenant !== undefined) config.tenant = tenant;
   const approvals = stringOpt(p, 'approvals');
   const timeoutMs = intOpt(p, 'approval-timeout', 1);
   if (timeoutMs !== undefined && approvals === undefined)

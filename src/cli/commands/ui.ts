@@ -8,6 +8,7 @@ import { intOpt, positionals, stringOpt } from '../args';
 import { out, type Command } from '../command';
 import { connectSessions, resolveTarget } from '../connect';
 import { UsageError } from '../errors';
+import { defaultTokensFile, TokenStore } from '../../access/tokens';
 import { DEFAULT_VIEWER_PORT, startViewer, validateViewerOptions } from '../../viewer/server';
 
 const newToken = () => randomBytes(18).toString('base64url');
@@ -23,6 +24,8 @@ export const uiCommand: Command = {
     '                    else a new one for this run); at least 16 characters',
     '  --read-token T    a token that can only watch (default: $AGENT_SESSIONS_UI_READ_TOKEN, else a new one)',
     'Open the printed address: it carries the token once, the page keeps it in a cookie.',
+    'Scoped tokens (`agent-sessions token issue`) from $AGENT_SESSIONS_TOKENS_FILE or the default file work too:',
+    'open the address with ?token=<secret>.',
   ].join('\n'),
   options: { port: { type: 'string' }, token: { type: 'string' }, 'read-token': { type: 'string' } },
   connects: true,
@@ -42,13 +45,17 @@ export const uiCommand: Command = {
       throw new UsageError(message);
     }
     const { sessions, close } = await connectSessions(resolveTarget(p));
-    const viewer = await startViewer({ sessions, token, readToken, port }).catch(async (err: unknown) => {
-      await close();
-      throw err;
-    });
+    const scopedTokens = new TokenStore(defaultTokensFile());
+    const viewer = await startViewer({ sessions, token, readToken, port, scopedTokens }).catch(
+      async (err: unknown) => {
+        await close();
+        throw err;
+      },
+    );
     out(`agent-sessions viewer on ${viewer.url}`);
     out(`  full access: ${viewer.url}?token=${encodeURIComponent(token)}`);
     out(`  read-only:   ${viewer.url}?token=${encodeURIComponent(readToken)}`);
+    out(`  scoped tokens from ${scopedTokens.file} (agent-sessions token issue)`);
     out('Ctrl-C stops it.');
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);

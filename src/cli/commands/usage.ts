@@ -12,7 +12,7 @@ export const usageCommand: Command = {
   name: 'usage',
   summary: 'token usage summed over sessions (Temporal visibility), in total and per model',
   usage:
-    'agent-sessions usage [--status S] [--label L] [--model M] [--idle-for DURATION] [--query Q] [--json]',
+    'agent-sessions usage [--status S] [--label L] [--model M] [--tenant T] [--idle-for DURATION] [--query Q] [--json]',
   details: ['options:', ...FILTER_HELP, '  --json           the sums as one JSON object'].join('\n'),
   options: { ...FILTER_OPTIONS, json: { type: 'boolean' } },
   connects: true,

@@ -13,6 +13,8 @@ export const workerCommand: Command = {
     '  --toolsets LIST   comma-separated toolsets to register (env AGENT_SESSIONS_TOOLSETS), e.g. testing',
     "Next to a running `agent-sessions dev` it uses that server, but not the dev chat's task queue: it polls",
     'TASK_QUEUE (default "agent-sessions"). Other settings (TLS, API key) come from the environment: see docs/cli.md.',
+    'It runs as a version of a Worker Deployment (AGENT_SESSIONS_DEPLOYMENT, default the task queue; AGENT_SESSIONS_BUILD_ID,',
+    'default a hash of its workflow bundle; AGENT_SESSIONS_VERSIONING=off to run unversioned): see docs/upgrades.md.',
   ].join('\n'),
   options: { toolsets: { type: 'string' } },
   connects: true,

@@ -19,10 +19,13 @@ export interface LoopContext extends StepContext {
   names: ResolvedNames;
   /** Whether a dispose was requested (the loop ends after the turn). */
   disposing(): boolean;
+  /** Forgets an `upgrade` signal: it has woken the loop, which has looked for a new version. */
+  clearUpgradeAsk(): void;
   /** Whether this is still a quiet point to continue as new at. */
   canContinueAsNew(): boolean;
   deps: {
     continueAsNewSuggested?(): boolean;
+    newVersionWaits?(): boolean;
     onInternalError?(turn: number, err: unknown): void;
   };
 }
@@ -33,6 +36,11 @@ export function* runSession(ctx: LoopContext): DriverGenerator {
   for (;;) {
     yield* ask({ type: 'wait-for-work' });
     if (ctx.disposing()) break;
+    // A new version waits (docs/upgrades.md): move before the turn starts; the next run carries the waking message.
+    // An `upgrade` signal only woke the loop to look.
+    ctx.clearUpgradeAsk();
+    if (ctx.canContinueAsNew() && ctx.deps.newVersionWaits?.() === true)
+      yield* ask({ type: 'continue-as-new' });
     if (!core.hasWakingWork()) continue;
     yield* turn(ctx);
     if (shouldContinueAsNew(ctx)) yield* ask({ type: 'continue-as-new' });
@@ -45,7 +53,8 @@ export function* runSession(ctx: LoopContext): DriverGenerator {
 function shouldContinueAsNew(ctx: LoopContext): boolean {
   if (!ctx.canContinueAsNew()) return false;
   const budget = ctx.config.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
-  return ctx.deps.continueAsNewSuggested?.() === true || ctx.core.log.length >= budget;
+  if (ctx.deps.continueAsNewSuggested?.() === true || ctx.core.log.length >= budget) return true;
+  return ctx.deps.newVersionWaits?.() === true;
 }
 
 /** One turn; every turn/start gets its turn/end (rule 24), whatever fails inside. */

@@ -35,19 +35,17 @@ function useRoute() {
 
 function App() {
   const route = useRoute();
-  const [role, setRole] = useState(undefined);
+  const [me, setMe] = useState(undefined);
+  const role = me?.role;
   useEffect(() => {
-    api('/api/me').then(
-      (me) => setRole(me.role),
-      () => setRole('none'),
-    );
+    api('/api/me').then(setMe, () => setMe({ role: 'none' }));
   }, []);
   return html`
     <header class="top">
       <a href="#/" class="brand">agent-sessions</a>
       ${route.view === 'session' && html`<span class="crumb">/ ${route.id}</span>`}
       <span class="role" data-testid="role"
-        >${role === 'read' ? 'read-only' : role === 'full' ? 'full access' : ''}</span
+        >${role === 'read' ? 'read-only' : role === 'full' ? 'full access' : ''}${me?.tenant ? ` · tenant ${me.tenant}` : ''}</span
       >
     </header>
     <main>
@@ -111,6 +109,7 @@ function SessionList() {
                   <th>status</th>
                   <th>turn</th>
                   <th>pending</th>
+                  <th>tenant</th>
                   <th>model</th>
                   <th>labels</th>
                   <th>last activity</th>
@@ -124,6 +123,7 @@ function SessionList() {
                       <td><span class=${`status ${s.status}`}>${s.status}</span></td>
                       <td>${s.turn ?? ''}</td>
                       <td>${s.pending ?? ''}</td>
+                      <td>${s.tenant ?? ''}</td>
                       <td>${s.model ?? ''}</td>
                       <td>${s.labels.join(', ')}</td>
                       <td>${s.lastActivity ? new Date(s.lastActivity).toLocaleString() : ''}</td>
