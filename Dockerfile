@@ -1,6 +1,6 @@
 # Worker image: `node bin/agent-sessions.js worker` against the Temporal server named by TEMPORAL_ADDRESS (see
 # docker-compose.yml). No embedded dev server here, so the Temporal binaries are not installed
-# (AGENT_SESSIONS_SKIP_SETUP=1 makes the postinstall setup a no-op).
+# (AGENT_SESSIONS_SKIP_SETUP=1 makes the soft setup that `npm ci` runs from `prepare` a no-op).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 ENV AGENT_SESSIONS_SKIP_SETUP=1

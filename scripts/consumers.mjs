@@ -150,6 +150,17 @@ try {
   await server.stop();
 }
 
+// The two packages carry the client; an error of one is an instance of the other's class.
+execFileSync(
+  process.execPath,
+  [
+    '-e',
+    "const a = require('agent-sessions'), c = require('@agent-sessions/client');" +
+      "if (!(new a.SessionNotFoundError('s') instanceof c.SessionNotFoundError)) throw new Error('instanceof across packages');",
+  ],
+  { cwd: path.join(work, 'testing-kit'), stdio: 'inherit' },
+);
+
 // 6. The testing-kit test, on the time-skipping server from the same setup: it passes, and prints none of the
 // noise the kit quiets (docs/testing.md, "Quiet by default").
 const testOutput = execFileSync(process.execPath, ['--test', 'dist/agent.test.js'], {

@@ -41,6 +41,7 @@ import type {
 } from './types';
 import { deliverScheduled } from './schedules';
 import { sessionRefActivity, type SessionRefOptions } from './sessionRefs';
+import { attemptDeadline, heartbeatingSleep } from './waits';
 import { costMicrosOf, modelLabel, type ModelPrices, type ModelSpec } from '../domain/wire';
 
 /** The model that answers a session naming none, when the worker names no default: the offline scripted model. */
@@ -349,18 +350,8 @@ function activityCallContext(attempt: Attempt, caps: ResultCaps): ModelCallConte
     maxAnswerBytes: caps.maxAnswerBytes,
     heartbeat: (details?: unknown) => attempt.beat(details),
     sleep: (ms: number) => heartbeatingSleep(ctx, attempt, ms),
+    deadlineAt: attemptDeadline(ctx.info),
   };
-}
-
-/** Sleeps in slices, heartbeating between them (with the last details given), so a cancel is learned promptly. */
-async function heartbeatingSleep(ctx: Context, attempt: Attempt, ms: number): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const left = until - Date.now();
-    if (left <= 0) return;
-    attempt.pulse();
-    await ctx.sleep(Math.min(left, HEARTBEAT_EVERY_MS));
-  }
 }
 
 async function sendToOwnSession(

@@ -22,6 +22,8 @@ export interface ModelCallContext {
   heartbeat(details?: unknown): void;
   /** Sleeps, heartbeating; rejects when the activity is cancelled. */
   sleep(ms: number): Promise<void>;
+  /** Epoch ms by which the attempt times out, when known: waits within the call (rate limits) end before it. */
+  deadlineAt?: number | undefined;
 }
 
 export interface ModelProvider {

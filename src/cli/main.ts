@@ -25,6 +25,8 @@ import { startCommand } from './commands/start';
 import { tokenCommand } from './commands/token';
 import { uiCommand } from './commands/ui';
 import { upgradeCommand } from './commands/upgrade';
+import { checkCommand } from './commands/check';
+import { promoteCommand, rampCommand, rollbackCommand, versionsCommand } from './commands/versions';
 import { watchCommand } from './commands/watch';
 import { workerCommand } from './commands/worker';
 import { CONNECTION_HELP, CONNECTION_OPTIONS } from './connect';
@@ -48,6 +50,11 @@ const LIST: Command[] = [
   cancelCommand,
   disposeCommand,
   upgradeCommand,
+  versionsCommand,
+  checkCommand,
+  promoteCommand,
+  rampCommand,
+  rollbackCommand,
   listCommand,
   usageCommand,
   scheduleCommand,

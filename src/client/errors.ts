@@ -1,4 +1,8 @@
-/** Errors the SessionClient throws, small and named so callers can branch on them. */
+/**
+ * Errors the SessionClient throws, small and named so callers can branch on them. `instanceof` holds across copies
+ * of this module: both packages carry the client (`agent-sessions` and `@agent-sessions/client`,
+ * docs/decisions/2026-12-06-packages.md), and a program may load both.
+ */
 import { issueField } from '../domain/util';
 
 /**
@@ -61,6 +65,27 @@ export class ApprovalRefusedError extends Error {
 /** A `budget` decision came while the session was not waiting at its budget. */
 export class BudgetRefusedError extends Error {
   override name = 'BudgetRefusedError';
+}
+
+// Each error class answers `instanceof` by a marker on its prototype named with Symbol.for, which every copy of
+// this module shares; a subclass of one keeps JavaScript's own check.
+for (const clazz of [
+  InvalidInputError,
+  SessionDisposedError,
+  SessionNotFoundError,
+  DeliveryRejectedError,
+  TurnWaitTimeoutError,
+  ApprovalRefusedError,
+  BudgetRefusedError,
+]) {
+  const marker = Symbol.for(`agent-sessions.${clazz.name}`);
+  Object.defineProperty(clazz.prototype, marker, { value: true });
+  Object.defineProperty(clazz, Symbol.hasInstance, {
+    value: function (this: unknown, value: unknown): boolean {
+      if (this !== clazz) return Function.prototype[Symbol.hasInstance].call(this, value);
+      return typeof value === 'object' && value !== null && marker in value;
+    },
+  });
 }
 
 /** The InvalidInputError of a zod failure: the first issue, its field named from `root`. */

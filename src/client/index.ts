@@ -14,6 +14,7 @@
  * - ./failures.ts — which Temporal failure becomes which client error; ./errors.ts — those errors
  * - ./schedules.ts — recurring followups (Temporal Schedules)
  * - ./upgrade.ts — `upgradeSessions`: ask sessions on an old version to move now (docs/upgrades.md)
+ * - ./deployments.ts — a Worker Deployment's versions with their sessions; promote, ramp, roll back
  */
 export { SessionClient } from './sessionClient';
 export type { SessionClientOptions } from './options';
@@ -47,5 +48,14 @@ export {
   type UpgradeOptions,
   type UpgradeReport,
 } from './upgrade';
+export {
+  describeVersions,
+  EXECUTION_STATUSES,
+  setCurrentVersion,
+  setRampingVersion,
+  type DeploymentReport,
+  type ExecutionStatusName,
+  type VersionReport,
+} from './deployments';
 export type { WatchItem } from './watch';
 export type { LiveText, StreamItem, TextDelta } from './stream';

@@ -41,6 +41,8 @@ export const ENV_VARS = {
     'model of sessions that name none, as provider:model (e.g. "openai:gpt-4o-mini"); default the offline scripted model',
   AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS:
     'longest wait for the next chunk of a streamed model response before the attempt is retried (default 120000)',
+  AGENT_SESSIONS_MODEL_RATE_LIMIT_WAIT_MS:
+    "most milliseconds one model call waits in total for the provider's rate limits (429, Retry-After plus jitter, inside the attempt) before the turn ends MODEL_RATE_LIMITED (default 300000; 0: each 429 fails an attempt)",
   AGENT_SESSIONS_MAX_ANSWER_BYTES:
     'most UTF-8 bytes of one model answer (text, reasoning and tool-call arguments); a stream is cut there and the turn ends MODEL_ANSWER_TOO_LARGE (default 1048576, at most 1966080)',
   AGENT_SESSIONS_MAX_TOOL_RESULT_BYTES:
@@ -129,6 +131,7 @@ const ConfigSchema = z.object({
     anthropic: z.object({ apiKey: z.string().min(1), baseURL: HttpUrl.optional() }).optional(),
     openaiCompatible: z.object({ baseURL: HttpUrl, apiKey: z.string().min(1).optional() }).optional(),
     chunkTimeoutMs: z.coerce.number().int().min(1000).max(3_600_000).optional(),
+    rateLimitWaitMs: z.coerce.number().int().min(0).max(3_600_000).optional(),
     local: z.object({
       modelPath: z.string().min(1).optional(),
       models: z
@@ -192,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         apiKey: blank(env.OPENAI_COMPATIBLE_API_KEY),
       },
       chunkTimeoutMs: blank(env.AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS),
+      rateLimitWaitMs: blank(env.AGENT_SESSIONS_MODEL_RATE_LIMIT_WAIT_MS),
       local: {
         modelPath: blank(env.LOCAL_MODEL_PATH),
         models: namedPaths(blank(env.LOCAL_MODELS)),
@@ -247,6 +251,7 @@ const ENV_NAMES: Record<string, string> = {
   'providers.anthropic.baseURL': 'ANTHROPIC_BASE_URL',
   'providers.openaiCompatible.baseURL': 'OPENAI_COMPATIBLE_BASE_URL',
   'providers.chunkTimeoutMs': 'AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS',
+  'providers.rateLimitWaitMs': 'AGENT_SESSIONS_MODEL_RATE_LIMIT_WAIT_MS',
   'providers.local.modelPath': 'LOCAL_MODEL_PATH',
   'providers.local.models': 'LOCAL_MODELS',
   'providers.local.threads': 'LOCAL_MODEL_THREADS',

@@ -19,7 +19,7 @@ export function modelsFromConfig(config: Config): {
   providers: Record<string, ModelProvider>;
   defaultModel?: ModelSpec;
 } {
-  const { chunkTimeoutMs, openai, anthropic, openaiCompatible, local } = config.providers;
+  const { chunkTimeoutMs, rateLimitWaitMs, openai, anthropic, openaiCompatible, local } = config.providers;
   const providers = createProviders({
     ...(openai ? { openai } : {}),
     ...(anthropic ? { anthropic } : {}),
@@ -27,6 +27,7 @@ export function modelsFromConfig(config: Config): {
     // Always registered: it needs no key. A missing model file fails the turn saying what to run.
     local: withoutUndefined(local),
     ...(chunkTimeoutMs !== undefined ? { chunkTimeoutMs } : {}),
+    ...(rateLimitWaitMs !== undefined ? { rateLimitWaitMs } : {}),
   });
   if (!config.defaultModel) return { providers };
   const defaultModel = parseModelRef(config.defaultModel);

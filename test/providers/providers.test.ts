@@ -2,9 +2,10 @@
  * Real model providers over real HTTP, on the time-skipping server: the AI SDK adapters (`openai`, `anthropic`,
  * `openai-compatible`) talk to local fake servers that stream SSE. The worker is configured the way production
  * configures it: from environment variables (loadConfig → modelsFromConfig), with a default model.
- * Covered: a tool round trip per API format, usage on assistant/message, the default model, 429 then success with
- * Retry-After, retries spent on 5xx, 400 and 401 (non-retryable, readable messages), a cancel in the middle of a
- * stream (interrupted assistant/message with the visible prefix), and malformed tool-call arguments.
+ * Covered: a tool round trip per API format, usage on assistant/message, the default model, 429 (waited out in the
+ * attempt) then 503 then success with Retry-After, retries spent on 5xx, 400 and 401 (non-retryable, readable
+ * messages), a cancel in the middle of a stream (interrupted assistant/message with the visible prefix), and
+ * malformed tool-call arguments.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/domain/events';
@@ -205,13 +206,13 @@ describe('failures: retried by Temporal, or not, and the turn ends error only af
     const id = newId();
     await t.client.start(id, { model: compat });
     await t.client.followup(id, 'go');
-    // The policy alone would wait 1 s, then 2 s: the failure asks Temporal for the provider's delay instead. While
-    // the third attempt waits, the server shows the failure before it (the 503's) and the delay it asked for.
-    // (The 429's 50 ms takes the same path; units.test.ts checks both header forms.)
+    // The 429 is waited out inside the first attempt (Retry-After plus jitter; rateLimits.test.ts), so the 503 ends
+    // that attempt. The policy alone would then wait 1 s: the failure asks Temporal for the provider's delay instead.
+    // While the second attempt waits, the server shows the 503's failure and the delay it asked for.
     const waiting = await waitUntil(
       async () => (await t.env.client.workflow.getHandle(id).describe()).raw.pendingActivities?.[0],
-      (p) => p?.attempt === 3,
-      'the third attempt',
+      (p) => p?.attempt === 2,
+      'the second attempt',
     );
     expect(waiting?.lastFailure?.applicationFailureInfo?.type).toBe('ModelUnavailable');
     expect(Number(waiting?.lastFailure?.applicationFailureInfo?.nextRetryDelay?.seconds)).toBe(3);

@@ -1,7 +1,8 @@
 /**
  * Provider plumbing without a server: transcript ↔ AI SDK message mapping, tool-call mapping (malformed arguments
  * kept as raw text), failure classification (retryable or not, Retry-After, messages naming the variable to fix),
- * model references and the worker's provider configuration from the environment.
+ * rate-limit waits (delays, jitter, the bound and the deadline), model references and the worker's provider
+ * configuration from the environment.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { APICallError } from 'ai';
@@ -17,6 +18,7 @@ import type { TranscriptEntry } from '../../src/domain/transcript';
 import { parseModelRef } from '../../src/domain/wire';
 import { modelsFromConfig } from '../../src/worker';
 import { ENV_VARS, loadConfig } from '../../src/worker/config';
+import { attemptDeadline, rateLimitWaiter } from '../../src/activities/waits';
 
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 
@@ -193,6 +195,63 @@ describe('retryAfterMs', () => {
   });
 });
 
+describe('rateLimitWaiter', () => {
+  const limited = (delay?: number) =>
+    ApplicationFailure.create({
+      type: 'ModelRateLimited',
+      message: 'p rate-limited the request (429)',
+      ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
+    });
+
+  it('waits Retry-After plus up to half of it (at least 0.5 s) of jitter; without one, a doubling backoff', async () => {
+    const slept: number[] = [];
+    const sleep = async (ms: number) => void slept.push(ms);
+    const top = rateLimitWaiter({ maxWaitMs: 600_000, reserveMs: 0, sleep, random: () => 0.999 });
+    await top(limited(10_000));
+    await top(limited(200));
+    const none = rateLimitWaiter({ maxWaitMs: 600_000, reserveMs: 0, sleep, random: () => 0 });
+    for (let i = 0; i < 7; i++) await none(limited());
+    expect(slept).toEqual([14_995, 700, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+  });
+
+  it('past the bound or the deadline the 429 is final, saying why; with a bound of 0 it fails the attempt', async () => {
+    const sleep = async () => {};
+    const bounded = rateLimitWaiter({ maxWaitMs: 3000, reserveMs: 0, sleep, random: () => 0 });
+    await bounded(limited(2000));
+    const final = await bounded(limited(2000)).catch((e: unknown) => e as ApplicationFailure);
+    expect(final).toMatchObject({ type: 'ModelRateLimited', nonRetryable: true });
+    expect((final as ApplicationFailure).message).toBe(
+      "p rate-limited the request (429); still rate-limited after waiting 2 s in 1 wait(s), and the next wait (2 s) would pass the worker's bound of 3 s (AGENT_SESSIONS_MODEL_RATE_LIMIT_WAIT_MS)",
+    );
+    let clock = 0;
+    const late = rateLimitWaiter({
+      maxWaitMs: 600_000,
+      deadlineAt: 10_000,
+      reserveMs: 5000,
+      sleep: async (ms) => void (clock += ms),
+      random: () => 0,
+      now: () => clock,
+    });
+    await late(limited(5000));
+    await expect(late(limited(5000))).rejects.toThrow(/would pass the model call's deadline$/);
+    const off = limited(1000);
+    await expect(rateLimitWaiter({ maxWaitMs: 0, reserveMs: 0, sleep })(off)).rejects.toBe(off);
+  });
+
+  it('the attempt deadline is the nearer of start-to-close from now and schedule-to-close', () => {
+    const info = {
+      startToCloseTimeoutMs: 600_000,
+      scheduleToCloseTimeoutMs: 3_600_000,
+      scheduledTimestampMs: 0,
+    };
+    expect(attemptDeadline(info, 1000)).toBe(601_000);
+    expect(attemptDeadline(info, 3_300_000)).toBe(3_600_000);
+    expect(
+      attemptDeadline({ ...info, startToCloseTimeoutMs: 0, scheduleToCloseTimeoutMs: 0 }, 5),
+    ).toBeUndefined();
+  });
+});
+
 describe('model references and provider configuration', () => {
   it('parses provider:model and scripted; refuses anything else saying the form', () => {
     expect(parseModelRef('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
@@ -266,6 +325,7 @@ describe('model references and provider configuration', () => {
       'OPENAI_COMPATIBLE_API_KEY',
       'AGENT_SESSIONS_DEFAULT_MODEL',
       'AGENT_SESSIONS_MODEL_CHUNK_TIMEOUT_MS',
+      'AGENT_SESSIONS_MODEL_RATE_LIMIT_WAIT_MS',
       'AGENT_SESSIONS_HOOKS_FILE',
       'AGENT_SESSIONS_MCP_FILE',
     ]) {

@@ -5,7 +5,9 @@
  * cancel reaches it within a heartbeat; a cancelled call returns its visible text as an interrupted answer (rule
  * 29). The answer is counted as it streams (text, reasoning and tool-call arguments) and the stream is cut where it
  * passes the call's `maxAnswerBytes` (../resultSizes.ts), so neither an endless nor an oversized answer can grow the
- * worker without bound. Failures become named ApplicationFailures (./errors). Not deterministic: runs in activities.
+ * worker without bound. Failures become named ApplicationFailures (./errors); a 429 is waited out inside the attempt
+ * (`step`). The SDK's own retries stay off (`maxRetries: 0`): they would wait again on top of ours. Not deterministic:
+ * runs in activities.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { streamText, type LanguageModel } from 'ai';
@@ -15,6 +17,7 @@ import type { ModelCallContext, ModelProvider } from '../model';
 import type { ModelRequest, ModelStepResult } from '../types';
 import { DEFAULT_MAX_ANSWER_BYTES, utf8Bytes } from '../../domain/sizes';
 import { answerTooLarge } from '../resultSizes';
+import { DEFAULT_RATE_LIMIT_WAIT_MS, rateLimitWaiter } from '../waits';
 import { modelFailure, type ProviderLabels } from './errors';
 import {
   ALL_TOOL_MEDIA,
@@ -38,6 +41,11 @@ export interface AiSdkProviderOptions {
   maxOutputTokens?: number;
   /** Which binary blocks of tool results the API takes as data parts (default: all); others are described. */
   toolMedia?: ToolMediaSupport;
+  /**
+   * Most milliseconds one model call waits in total for the provider's rate limits (429) before the turn ends
+   * `MODEL_RATE_LIMITED` (default DEFAULT_RATE_LIMIT_WAIT_MS, 5 min; 0: each 429 fails the attempt instead).
+   */
+  rateLimitWaitMs?: number;
 }
 
 /** Longest partial text carried in one heartbeat (heartbeat details are stored by the server). */
@@ -57,7 +65,37 @@ export class AiSdkProvider implements ModelProvider {
     this.labels = { provider: options.name, ...options.labels };
   }
 
+  /**
+   * One model request. A 429 that arrives before anything of the answer (always: it is the response's status) waits
+   * for Retry-After plus jitter inside this attempt, heartbeating, and the request is sent again (../waits.ts); a
+   * cancel during the wait returns an empty interrupted answer. Nothing is sent again once the answer has begun.
+   */
   async step(request: ModelRequest, ctx: ModelCallContext): Promise<ModelStepResult> {
+    const chunkMs = this.options.chunkTimeoutMs ?? DEFAULT_CHUNK_TIMEOUT_MS;
+    const wait = rateLimitWaiter({
+      maxWaitMs: this.options.rateLimitWaitMs ?? DEFAULT_RATE_LIMIT_WAIT_MS,
+      deadlineAt: ctx.deadlineAt,
+      reserveMs: Math.min(chunkMs, DEFAULT_CHUNK_TIMEOUT_MS),
+      sleep: (ms) => ctx.sleep(ms),
+      onWait: (ms) => ctx.heartbeat({ partialText: '', rateLimitedForMs: ms }),
+    });
+    for (;;) {
+      const outcome = await this.send(request, ctx);
+      if (!('rateLimited' in outcome)) return outcome;
+      try {
+        await wait(outcome.rateLimited);
+      } catch (err) {
+        if (ctx.signal.aborted) return { text: '', toolCalls: [], finish: 'stop', interrupted: true };
+        throw err;
+      }
+    }
+  }
+
+  /** Sends the request once; a 429 before any of the answer comes back as `rateLimited` (safe to send again). */
+  private async send(
+    request: ModelRequest,
+    ctx: ModelCallContext,
+  ): Promise<ModelStepResult | { rateLimited: ApplicationFailure }> {
     const spec = request.model;
     if (spec.provider !== this.name)
       throw new Error(`${this.name} provider called with a ${spec.provider} model`);
@@ -151,7 +189,10 @@ export class AiSdkProvider implements ModelProvider {
       }
     } catch (err) {
       if (ctx.signal.aborted) return interrupted();
-      throw modelFailure(err, this.labels, modelId);
+      const failure = modelFailure(err, this.labels, modelId);
+      if (failure.type === FailureTypes.ModelRateLimited && seen === 0 && !toolCalls.length)
+        return { rateLimited: failure };
+      throw failure;
     } finally {
       clearInterval(timer);
       clearTimeout(soon);

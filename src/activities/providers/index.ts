@@ -50,6 +50,8 @@ export interface ProviderSettings {
   local?: LocalSettings;
   /** Longest wait for the next chunk of a streamed response. */
   chunkTimeoutMs?: number;
+  /** Most time one model call waits for rate limits (429) before the turn ends MODEL_RATE_LIMITED (default 5 min). */
+  rateLimitWaitMs?: number;
 }
 
 /** Anthropic's tool results take images (JPEG, PNG, GIF, WebP) and PDF documents; anything else is described. */
@@ -61,7 +63,10 @@ const anthropicToolMedia: ToolMediaSupport = (kind, mimeType) =>
 /** The configured providers by name; unconfigured ones are absent. */
 export function createProviders(settings: ProviderSettings): Record<string, ModelProvider> {
   const out: Record<string, ModelProvider> = {};
-  const chunk = settings.chunkTimeoutMs !== undefined ? { chunkTimeoutMs: settings.chunkTimeoutMs } : {};
+  const chunk = {
+    ...(settings.chunkTimeoutMs !== undefined ? { chunkTimeoutMs: settings.chunkTimeoutMs } : {}),
+    ...(settings.rateLimitWaitMs !== undefined ? { rateLimitWaitMs: settings.rateLimitWaitMs } : {}),
+  };
   if (settings.openai) {
     const sdk = createOpenAI({
       apiKey: settings.openai.apiKey,
